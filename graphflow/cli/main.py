@@ -1,0 +1,56 @@
+"""``graphflow`` entry point: argument parsing and the one place errors become exit codes.
+
+Exit codes: 0 ok, 1 pipeline or config error, 2 usage error, 130 interrupted.
+A ``GraphflowError`` prints one line; a traceback only with ``--debug``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import traceback
+from collections.abc import Sequence
+
+from graphflow.errors import GraphflowError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from graphflow.cli import doctor, info, run
+
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    parser = argparse.ArgumentParser(
+        prog="graphflow", description="Plugin-based graph learning pipelines on DGL and PyTorch.",
+        parents=[common])
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    run.add_commands(sub, common)
+    info.add_commands(sub, common)
+    doctor.add_commands(sub, common)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except GraphflowError as exc:
+        return _report(exc, args.debug, f"error: {exc}", exc.exit_code)
+    except KeyboardInterrupt:
+        print("graphflow: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug in graphflow itself: still no raw traceback by default
+        return _report(exc, args.debug, f"internal error: {type(exc).__name__}: {exc}", 1)
+
+
+def _report(exc: BaseException, debug: bool, message: str, code: int) -> int:
+    if debug:
+        traceback.print_exception(exc, file=sys.stderr)
+    print(f"graphflow: {message}", file=sys.stderr)
+    if not debug and (exc.__cause__ is not None or not isinstance(exc, GraphflowError)):
+        print("graphflow: run again with --debug for the traceback", file=sys.stderr)
+    return code
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,64 @@
+"""``graphflow run`` and ``graphflow validate``."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from graphflow.config import PipelineConfig, load_config
+from graphflow.device import resolve_device
+from graphflow.manager import PluginHost, create_host
+from graphflow.runner import default_out_dir, run_pipeline
+
+
+def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    for name, func, help_ in (("run", cmd_run, "run a pipeline"),
+                              ("validate", cmd_validate, "check a pipeline without running it")):
+        p = sub.add_parser(name, parents=[common], help=help_, description=help_)
+        p.add_argument("pipeline", type=Path, help="pipeline TOML file")
+        p.add_argument("--set", dest="overrides", action="append", default=[],
+                       metavar="SECTION.KEY=VALUE",
+                       help="override a value (parsed as TOML); transform.0.key for list sections")
+        p.add_argument("--device", help="override pipeline.device (auto|cpu|cuda|cuda:N)")
+        p.add_argument("--out-dir", type=Path, help="override pipeline.out_dir")
+        if name == "run":
+            p.add_argument("--resume", action="store_true",
+                           help="continue an interrupted run from its last checkpoint")
+            p.add_argument("--quiet", action="store_true", help="no progress or info lines")
+        p.set_defaults(func=func)
+
+
+def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
+    host = create_host()
+    config = load_config(args.pipeline, host.registry, overrides=args.overrides,
+                         device=args.device, out_dir=args.out_dir)
+    return host, config
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    _, config = _config(args)
+    resolve_device(config.settings.device)
+    specs = [config.load, *config.transforms]
+    for train in config.train:
+        specs += [s for s in (train.sample, train.model) if s is not None] + [train.task]
+    specs += list(config.exports)
+    for spec in specs:
+        spec.build().check()
+    chain = " -> ".join(f"{s.section}:{s.type}" for s in specs)
+    print(f'ok: pipeline "{config.settings.name}" ({config.source})\n  {chain}\n'
+          f"  out_dir: {default_out_dir(config)}")
+    return 0
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    host, config = _config(args)
+    result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet)
+    rec = result.record
+    print(f'graphflow: ran "{rec["name"]}" in {rec["seconds"]:.1f}s on {rec["device"]}')
+    if rec["metrics"]:
+        shown = "  ".join(f"{k}={v:.4f}" for k, v in rec["metrics"].items())
+        print(f"  metrics: {shown}")
+    print("  wrote:")
+    for out in rec["outputs"]:
+        print(f"    {out['path']}  ({out['what']})")
+    return 0

@@ -1,0 +1,138 @@
+"""Base classes of the six component kinds a plugin can register.
+
+Each component class declares
+
+* ``name``: the ``type = "..."`` users write in TOML,
+* ``summary``: one line for ``graphflow plugins``,
+* ``Options``: a dataclass schema (see :mod:`graphflow.options`); its instance is
+  ``self.options``,
+* a docstring, shown by ``graphflow describe``.
+
+The host builds components from validated options only; components never see raw TOML.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
+
+import torch
+
+from graphflow.options import NoOptions
+
+if TYPE_CHECKING:
+    from graphflow.context import RunContext
+    from graphflow.graph import GraphData
+
+Kind = Literal["loader", "transform", "sampler", "model", "task", "exporter"]
+KINDS: tuple[Kind, ...] = ("loader", "transform", "sampler", "model", "task", "exporter")
+
+
+class Component:
+    """Common base: options handling and metadata."""
+
+    kind: ClassVar[Kind]
+    name: ClassVar[str]
+    summary: ClassVar[str]
+    Options: ClassVar[type] = NoOptions
+
+    def __init__(self, options: Any = None):
+        self.options = self.Options() if options is None else options
+
+    def check(self) -> None:
+        """Cheap checks for ``graphflow validate`` (files exist...). Raise ``GraphflowError``."""
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.options!r})"
+
+
+class Loader(Component):
+    """Reads a graph from somewhere: ``[load]``."""
+
+    kind = "loader"
+
+    def load(self, ctx: RunContext) -> GraphData:
+        """Return the graph on the CPU with its original node ids."""
+        raise NotImplementedError
+
+
+class Transform(Component):
+    """Rewrites the graph: ``[[transform]]``, applied in file order."""
+
+    kind = "transform"
+
+    def apply(self, data: GraphData, ctx: RunContext) -> GraphData:
+        """Return the transformed graph (a new ``GraphData`` or ``data`` itself)."""
+        raise NotImplementedError
+
+
+class Sampler(Component):
+    """Draws minibatches from the graph: ``[sample]``.
+
+    The contract is DGL's: ``sample(graph, seeds) -> minibatch``. The sample stage calls
+    :meth:`prepare` once, so that device structures (CSC on the GPU...) are built outside
+    the training loop; the task then passes what ``prepare`` returned as ``graph``.
+    """
+
+    kind = "sampler"
+
+    def prepare(self, data: GraphData, device: torch.device) -> Any:
+        """Build what :meth:`sample` reads. Default: the DGLGraph itself."""
+        return data.graph
+
+    def sample(self, graph: Any, seeds: torch.Tensor) -> Any:
+        raise NotImplementedError
+
+
+class Model(Component):
+    """A stack of sparse message-passing layers: ``[model]``."""
+
+    kind = "model"
+
+    def build(self, in_dim: int, out_dim: int) -> torch.nn.Module:
+        """Return a fresh ``nn.Module`` mapping ``in_dim`` features to ``out_dim`` outputs."""
+        raise NotImplementedError
+
+
+class Task(Component):
+    """Trains or evaluates: ``[train]`` (or each ``[[train]]``).
+
+    ``requires_model`` / ``requires_sampler`` make ``graphflow validate`` insist on a
+    ``[model]`` / ``[sample]`` section. A task may accept a sampler without requiring one.
+    """
+
+    kind = "task"
+    requires_model: ClassVar[bool] = False
+    requires_sampler: ClassVar[bool] = False
+
+    def run(self, ctx: RunContext) -> None:
+        """Train; store artifacts in ``ctx.artifacts`` and metrics with ``ctx.log_metrics``."""
+        raise NotImplementedError
+
+
+What = Literal["embeddings", "predictions", "logits", "graph"]
+"""The artifacts an exporter can write (its ``what`` option)."""
+
+
+class Exporter(Component):
+    """Writes an artifact to a file: ``[[export]]``.
+
+    Its ``Options`` must have ``what: What`` and ``path: Path`` (the registry checks).
+    Writes are atomic: use :func:`graphflow.io.atomic.atomic_path`.
+    """
+
+    kind = "exporter"
+
+    def export(self, ctx: RunContext) -> list[Path]:
+        """Write and return the files written."""
+        raise NotImplementedError
+
+
+BASES: dict[Kind, type[Component]] = {
+    "loader": Loader,
+    "transform": Transform,
+    "sampler": Sampler,
+    "model": Model,
+    "task": Task,
+    "exporter": Exporter,
+}

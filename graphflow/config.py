@@ -1,0 +1,308 @@
+"""Pipeline TOML -> typed, validated :class:`PipelineConfig`.
+
+The file format is the user contract::
+
+    [pipeline]            name, seed, device (auto|cpu|cuda|cuda:N), out_dir
+    [load]                type = "<loader>", then that loader's options
+    [[transform]]         0..n, applied in order
+    [sample]              optional
+    [model]               optional
+    [train] / [[train]]   optional; several [[train]] stages run in order, and each may carry
+                          its own [train.sample] / [train.model] sub-table
+    [[export]]            0..n
+
+Every component section has ``type``; all its other keys are options validated against the
+component's schema. Relative paths resolve against the pipeline file's folder.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import json
+import tomllib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphflow.components import Kind
+from graphflow.errors import ConfigError, did_you_mean
+from graphflow.options import coerce, parse_options
+from graphflow.registry import ComponentInfo, Registry
+
+SECTIONS: dict[str, Kind | None] = {
+    "pipeline": None,
+    "load": "loader",
+    "transform": "transform",
+    "sample": "sampler",
+    "model": "model",
+    "train": "task",
+    "export": "exporter",
+}
+LIST_SECTIONS = ("transform", "export")
+TRAIN_SUBSECTIONS = {"sample": "sampler", "model": "model"}
+
+
+@dataclass(frozen=True)
+class PipelineSettings:
+    """The ``[pipeline]`` table."""
+
+    name: str = "pipeline"
+    seed: int = 0
+    device: str = "auto"
+    out_dir: Path | None = None  # None: runs/<name> under the working directory
+
+
+@dataclass(frozen=True)
+class ComponentSpec:
+    """One validated component section."""
+
+    section: str  # "load", "transform.0", "train.1.model", ...
+    kind: Kind
+    type: str
+    options: Any
+    info: ComponentInfo
+
+    @property
+    def plugin(self) -> str:
+        return self.info.plugin
+
+    def build(self) -> Any:
+        """A fresh instance of the component with these options."""
+        return self.info.cls(self.options)
+
+    def resolved(self) -> dict[str, Any]:
+        return {"type": self.type, **_jsonable(dataclasses.asdict(self.options))}
+
+
+@dataclass(frozen=True)
+class TrainSpec:
+    """One training stage with the sampler and model it uses (its own or the global ones)."""
+
+    task: ComponentSpec
+    sample: ComponentSpec | None
+    model: ComponentSpec | None
+
+
+@dataclass(frozen=True)
+class PipelineConfig:
+    """A whole validated pipeline."""
+
+    source: Path
+    settings: PipelineSettings
+    load: ComponentSpec
+    transforms: tuple[ComponentSpec, ...]
+    sample: ComponentSpec | None
+    model: ComponentSpec | None
+    train: tuple[TrainSpec, ...]
+    exports: tuple[ComponentSpec, ...]
+    raw: dict[str, Any]
+
+    def resolved(self) -> dict[str, Any]:
+        """The config with every default filled in, as written to ``run.json``."""
+        s = self.settings
+        out: dict[str, Any] = {
+            "pipeline": {"name": s.name, "seed": s.seed, "device": s.device,
+                         "out_dir": str(s.out_dir) if s.out_dir else None},
+            "load": self.load.resolved(),
+            "transform": [t.resolved() for t in self.transforms],
+        }
+        if self.sample:
+            out["sample"] = self.sample.resolved()
+        if self.model:
+            out["model"] = self.model.resolved()
+        out["train"] = []
+        for t in self.train:
+            entry = t.task.resolved()
+            for name, spec in (("sample", t.sample), ("model", t.model)):
+                if spec is not None and spec is not getattr(self, name):
+                    entry[name] = spec.resolved()
+            out["train"].append(entry)
+        out["export"] = [e.resolved() for e in self.exports]
+        return out
+
+    def digest(self) -> str:
+        """A short hash of the resolved config, for run metadata."""
+        text = json.dumps(self.resolved(), sort_keys=True, default=str)
+        return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """Parse a TOML file; errors give the file, line and column."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"pipeline file not found: {path}") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read pipeline file {path}: {exc.strerror}") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path}: invalid TOML: {exc}") from None
+
+
+def apply_override(raw: dict[str, Any], assignment: str, *, source: str = "--set") -> None:
+    """Apply ``section.key=value`` (value parsed as TOML, else taken as a string) in place.
+
+    ``transform.0.key`` addresses an entry of a list section.
+    """
+    if "=" not in assignment:
+        raise ConfigError(f"{source} {assignment!r}: expected section.key=value")
+    dotted, text = assignment.split("=", 1)
+    parts = [p.strip() for p in dotted.strip().split(".")]
+    if len(parts) < 2 or not all(parts):
+        raise ConfigError(f"{source} {assignment!r}: expected section.key=value")
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text.strip()
+    if parts[0] not in SECTIONS:
+        raise ConfigError(f"{source} {dotted}: unknown section {parts[0]!r}"
+                          f"{did_you_mean(parts[0], SECTIONS)}")
+    node: Any = raw
+    for i, part in enumerate(parts[:-1]):
+        where = ".".join(parts[: i + 1])
+        if isinstance(node, list):
+            if not part.isdigit() or int(part) >= len(node):
+                raise ConfigError(f"{source} {dotted}: {where} needs an index below {len(node)}")
+            node = node[int(part)]
+        elif isinstance(node, dict):
+            nxt = node.get(part)
+            if nxt is None:
+                if i + 1 < len(parts) - 1 and parts[i + 1].isdigit():
+                    raise ConfigError(f"{source} {dotted}: the pipeline has no [[{where}]]")
+                nxt = node[part] = {}
+            node = nxt
+        else:
+            raise ConfigError(f"{source} {dotted}: {where} is a value, not a table")
+    if not isinstance(node, dict):
+        raise ConfigError(f"{source} {dotted}: {'.'.join(parts[:-1])} is a list; add an index")
+    node[parts[-1]] = value
+
+
+def load_config(
+    path: str | Path,
+    registry: Registry,
+    *,
+    overrides: list[str] = (),
+    device: str | None = None,
+    out_dir: str | Path | None = None,
+) -> PipelineConfig:
+    """Read, override and validate a pipeline file."""
+    path = Path(path)
+    raw = read_toml(path)
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    if device is not None:
+        raw.setdefault("pipeline", {})["device"] = device
+    if out_dir is not None:
+        raw.setdefault("pipeline", {})["out_dir"] = str(Path(out_dir).resolve())
+    return validate_config(raw, registry, source=path)
+
+
+def validate_config(raw: dict[str, Any], registry: Registry, *, source: Path) -> PipelineConfig:
+    """Validate a parsed pipeline table (see module docstring)."""
+    src = str(source)
+    base = source.parent.resolve()
+    for key in raw:
+        if key not in SECTIONS:
+            raise ConfigError(f"{src}: unknown section [{key}]{did_you_mean(key, SECTIONS)}; "
+                              f"sections: {', '.join(SECTIONS)}")
+    settings = _settings(raw.get("pipeline", {}), src, base)
+    if "load" not in raw:
+        raise ConfigError(f'{src}: missing [load] section (e.g. [load] type = "synthetic")')
+
+    def one(table: Any, section: str, kind: Kind) -> ComponentSpec:
+        return _component(table, section, kind, registry, src, base)
+
+    def many(name: str, kind: Kind) -> tuple[ComponentSpec, ...]:
+        value = raw.get(name, [])
+        tables = value if isinstance(value, list) else [value]
+        return tuple(one(t, f"{name}.{i}", kind) for i, t in enumerate(tables))
+
+    sample = one(raw["sample"], "sample", "sampler") if "sample" in raw else None
+    model = one(raw["model"], "model", "model") if "model" in raw else None
+    train_raw = raw.get("train", [])
+    train_tables = train_raw if isinstance(train_raw, list) else [train_raw]
+    train = []
+    for i, table in enumerate(train_tables):
+        section = f"train.{i}" if isinstance(train_raw, list) else "train"
+        train.append(_train(table, section, registry, src, base, sample, model))
+    return PipelineConfig(
+        source=source, settings=settings, load=one(raw["load"], "load", "loader"),
+        transforms=many("transform", "transform"), sample=sample, model=model,
+        train=tuple(train), exports=many("export", "exporter"), raw=copy.deepcopy(raw),
+    )
+
+
+def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{src}: [pipeline] must be a table")
+    fields = {f.name: f.type for f in dataclasses.fields(PipelineSettings)}
+    hints = {"name": str, "seed": int, "device": str, "out_dir": Path}
+    values = {}
+    for key, value in table.items():
+        if key not in fields:
+            raise ConfigError(f"{src}: pipeline.{key}: unknown key{did_you_mean(key, fields)}; "
+                              f"valid keys: {', '.join(fields)}")
+        values[key] = coerce(value, hints[key], where=f"{src}: pipeline.{key}", base_dir=base)
+    device = values.get("device", "auto")
+    if not _valid_device(device):
+        raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '
+                          f'got "{device}"')
+    return PipelineSettings(**values)
+
+
+def _valid_device(device: str) -> bool:
+    if device in ("auto", "cpu", "cuda"):
+        return True
+    return device.startswith("cuda:") and device[5:].isdigit()
+
+
+def _component(table: Any, section: str, kind: Kind, registry: Registry, src: str,
+               base: Path, skip: tuple[str, ...] = ()) -> ComponentSpec:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{src}: [{section}] must be a table")
+    if "type" not in table:
+        choices = ", ".join(registry.names(kind))
+        raise ConfigError(f'{src}: [{section}] needs type = "<{kind}>"; choices: {choices}')
+    name = table["type"]
+    if not isinstance(name, str):
+        raise ConfigError(f"{src}: {section}.type: expected a string, got {name!r}")
+    info = registry.get(kind, name, where=f"{src}: {section}.type")
+    values = {k: v for k, v in table.items() if k != "type" and k not in skip}
+    options = parse_options(info.cls.Options, values, section=section, component=name,
+                            source=src, base_dir=base)
+    return ComponentSpec(section=section, kind=kind, type=name, options=options, info=info)
+
+
+def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
+           sample: ComponentSpec | None, model: ComponentSpec | None) -> TrainSpec:
+    if not isinstance(table, dict):
+        raise ConfigError(f"{src}: [{section}] must be a table")
+    subs = {}
+    for sub, kind in TRAIN_SUBSECTIONS.items():
+        value = table.get(sub)
+        if isinstance(value, dict):
+            subs[sub] = _component(value, f"{section}.{sub}", kind, registry, src, base)
+    task = _component(table, section, "task", registry, src, base, skip=tuple(subs))
+    spec = TrainSpec(task=task, sample=subs.get("sample", sample), model=subs.get("model", model))
+    cls = task.info.cls
+    if cls.requires_model and spec.model is None:
+        raise ConfigError(f'{src}: [{section}] {task.type} needs a [model] section '
+                          f'(e.g. type = "gcn"); models: {", ".join(registry.names("model"))}')
+    if cls.requires_sampler and spec.sample is None:
+        raise ConfigError(f"{src}: [{section}] {task.type} needs a [sample] section; "
+                          f"samplers: {', '.join(registry.names('sampler'))}")
+    return spec
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, dict):
+        return {k: _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    return value

@@ -1,0 +1,128 @@
+"""The graph that flows between stages: a CPU DGLGraph plus the users' original node ids.
+
+Conventions for data on the graph (DGL's own names):
+
+=================  ==========================================================================
+``ndata["feat"]``  float32 features, (N, F)
+``ndata["label"]`` int64 class ids (N,), or float32 0/1 targets (N, C) for multi-label data
+``ndata[...mask]`` bool ``train_mask`` / ``val_mask`` / ``test_mask``, (N,)
+``edata["weight"]`` float32 edge weights, (E,), when the input has them
+=================  ==========================================================================
+
+Internally nodes are ``0..N-1``; :class:`NodeIds` keeps the original ids (strings or integers)
+so that every exporter can write them back.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from graphflow.compat.dgl import dgl
+
+
+class NodeIds:
+    """Original node ids, indexed by internal id ``0..N-1``.
+
+    ``values`` is a pyarrow array (string or int64), or None when the ids are ``0..N-1``
+    themselves.
+    """
+
+    __slots__ = ("_values", "_n")
+
+    def __init__(self, n: int, values: pa.Array | None = None):
+        if values is not None and len(values) != n:
+            raise ValueError(f"{len(values)} node ids for {n} nodes")
+        if isinstance(values, pa.ChunkedArray):
+            values = values.combine_chunks()
+        self._values = values
+        self._n = int(n)
+
+    @classmethod
+    def identity(cls, n: int) -> NodeIds:
+        return cls(n, None)
+
+    @property
+    def is_identity(self) -> bool:
+        return self._values is None
+
+    def __len__(self) -> int:
+        return self._n
+
+    def to_arrow(self) -> pa.Array:
+        """The ids as a pyarrow array (int64 ``0..N-1`` for identity ids)."""
+        if self._values is None:
+            return pa.array(np.arange(self._n, dtype=np.int64))
+        return self._values
+
+    def take(self, index: torch.Tensor | np.ndarray) -> NodeIds:
+        """The ids of the nodes ``index`` (a subset or a permutation), in that order."""
+        idx = index.cpu().numpy() if isinstance(index, torch.Tensor) else np.asarray(index)
+        if self._values is None:
+            if len(idx) == self._n and np.array_equal(idx, np.arange(self._n)):
+                return self
+            return NodeIds(len(idx), pa.array(idx.astype(np.int64)))
+        return NodeIds(len(idx), self._values.take(pa.array(idx.astype(np.int64))))
+
+    def __repr__(self) -> str:
+        kind = "identity" if self._values is None else str(self._values.type)
+        return f"NodeIds(n={self._n}, {kind})"
+
+
+@dataclass
+class GraphData:
+    """A homogeneous graph on the CPU, with its original node ids."""
+
+    graph: dgl.DGLGraph
+    ids: NodeIds
+    name: str = "graph"
+    meta: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if len(self.ids) != self.graph.num_nodes():
+            raise ValueError(
+                f"{len(self.ids)} node ids for a graph of {self.graph.num_nodes()} nodes"
+            )
+
+    @property
+    def num_nodes(self) -> int:
+        return self.graph.num_nodes()
+
+    @property
+    def num_edges(self) -> int:
+        return self.graph.num_edges()
+
+    @property
+    def multilabel(self) -> bool:
+        label = self.graph.ndata.get("label")
+        return label is not None and label.dim() == 2
+
+    @property
+    def num_classes(self) -> int | None:
+        """Classes (or label columns, for multi-label data); None without labels."""
+        if "num_classes" in self.meta:
+            return int(self.meta["num_classes"])
+        label = self.graph.ndata.get("label")
+        if label is None:
+            return None
+        if label.dim() == 2:
+            return int(label.shape[1])
+        return int(label.max().item()) + 1 if label.numel() else 0
+
+    def with_graph(self, graph: dgl.DGLGraph, ids: NodeIds | None = None) -> GraphData:
+        """A copy holding ``graph`` (and ``ids``, when the node set changed)."""
+        return GraphData(graph=graph, ids=self.ids if ids is None else ids, name=self.name,
+                         meta=dict(self.meta))
+
+    def summary(self) -> str:
+        g = self.graph
+        parts = [f"{g.num_nodes():,} nodes", f"{g.num_edges():,} edges"]
+        if "feat" in g.ndata:
+            parts.append(f"{g.ndata['feat'].shape[1]} features")
+        if self.num_classes is not None:
+            parts.append(f"{self.num_classes} {'labels' if self.multilabel else 'classes'}")
+        return ", ".join(parts)

@@ -1,0 +1,1 @@
+"""Sparse message-passing layers, one per file."""

@@ -1,0 +1,161 @@
+"""Run a validated pipeline: load -> transforms -> (sample, model, train)* -> exports.
+
+Each stage is timed, announced to lifecycle hooks, and wrapped so that a failure names its
+section and, for an unexpected exception, the plugin that raised it. The run record is
+written whether the run succeeds, fails or is interrupted.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from graphflow.config import ComponentSpec, PipelineConfig
+from graphflow.context import RunContext, Stage
+from graphflow.device import resolve_device
+from graphflow.errors import DataError, GraphflowError
+from graphflow.graph import GraphData
+from graphflow.manager import PluginHost
+from graphflow.record import RunRecord
+from graphflow.seed import seed_everything
+
+
+@dataclass
+class RunResult:
+    """What ``run_pipeline`` returns: the record as written and the final context."""
+
+    record: dict[str, Any]
+    ctx: RunContext
+
+    @property
+    def out_dir(self) -> Path:
+        return self.ctx.out_dir
+
+
+def default_out_dir(config: PipelineConfig) -> Path:
+    return config.settings.out_dir or Path("runs") / config.settings.name
+
+
+def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = False,
+                 quiet: bool = False) -> RunResult:
+    """Run every stage of ``config`` and write ``run.json``."""
+    settings = config.settings
+    device = resolve_device(settings.device)
+    out_dir = default_out_dir(config)
+    try:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise DataError(f"cannot create out_dir {out_dir}: {exc.strerror or exc}") from None
+    ctx = RunContext(config=config, host=host, device=device, seed=settings.seed,
+                     rng=seed_everything(settings.seed), out_dir=out_dir, resume=resume,
+                     quiet=quiet)
+    if not resume:
+        ctx.metrics_path.unlink(missing_ok=True)
+    record = RunRecord(out_dir / "run.json", name=settings.name, config=config.resolved(),
+                       config_hash=config.digest(), seed=settings.seed, device=device)
+    try:
+        host.broadcast("graphflow_pipeline_start", ctx=ctx)
+        for spec, action in _plan(config):
+            _run_stage(ctx, record, spec, action)
+        ctx.stage = None
+    except BaseException as exc:
+        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        try:
+            host.broadcast("graphflow_pipeline_error", ctx=ctx, stage=ctx.stage, error=exc)
+        except GraphflowError as hook_exc:
+            ctx.info(f"warning: {hook_exc}")
+        record.finish(status=status, metrics=ctx.metrics, outputs=ctx.outputs,
+                      error=f"{type(exc).__name__}: {exc}")
+        raise
+    data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs)
+    host.broadcast("graphflow_pipeline_end", ctx=ctx, record=data)
+    return RunResult(record=data, ctx=ctx)
+
+
+Action = Callable[[RunContext, Any], None]
+
+
+def _plan(config: PipelineConfig) -> Iterator[tuple[ComponentSpec, Action]]:
+    yield config.load, _load
+    for spec in config.transforms:
+        yield spec, _transform
+    prepared: ComponentSpec | None = None
+    for train in config.train:
+        if train.sample is not None and train.sample is not prepared:
+            prepared = train.sample
+            yield train.sample, _sample
+        if train.model is not None:
+            yield train.model, _model
+        yield train.task, _train
+    if not config.train:  # still build (and so check) a lone [sample] / [model]
+        if config.sample is not None:
+            yield config.sample, _sample
+        if config.model is not None:
+            yield config.model, _model
+    for spec in config.exports:
+        yield spec, _export
+
+
+def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: Action) -> None:
+    stage = Stage(section=spec.section, kind=spec.kind, type=spec.type, plugin=spec.plugin)
+    ctx.stage = stage
+    ctx.host.broadcast("graphflow_stage_start", ctx=ctx, stage=stage)
+    start = time.perf_counter()
+    try:
+        action(ctx, spec.build())
+    except GraphflowError as exc:
+        message = str(exc)
+        if f"[{stage.section}]" not in message and not message.startswith(stage.section):
+            exc.args = (f"[{stage.section}] {stage.type}: {message}",)
+        raise
+    except (KeyboardInterrupt, MemoryError):
+        raise
+    except Exception as exc:
+        raise ctx.host.plugin_error(stage.plugin, f"stage {stage.section} ({stage.type})",
+                                    exc) from exc
+    seconds = time.perf_counter() - start
+    record.add_stage(stage.section, stage.type, stage.plugin, seconds)
+    ctx.host.broadcast("graphflow_stage_end", ctx=ctx, stage=stage, seconds=seconds)
+
+
+def _load(ctx: RunContext, loader: Any) -> None:
+    data = loader.load(ctx)
+    if not isinstance(data, GraphData):
+        raise TypeError(f"load() returned {type(data).__name__}, expected GraphData")
+    _check_graph(data)
+    ctx.data = data
+    ctx.info(f"loaded {data.name}: {data.summary()}")
+
+
+def _transform(ctx: RunContext, transform: Any) -> None:
+    data = transform.apply(ctx.graph(), ctx)
+    if not isinstance(data, GraphData):
+        raise TypeError(f"apply() returned {type(data).__name__}, expected GraphData")
+    _check_graph(data)
+    ctx.data = data
+
+
+def _check_graph(data: GraphData) -> None:
+    if data.graph.device.type != "cpu":
+        raise TypeError(f"the graph must stay on the CPU between stages, got {data.graph.device}")
+
+
+def _sample(ctx: RunContext, sampler: Any) -> None:
+    ctx.sampler = sampler
+    ctx.sampler_graph = sampler.prepare(ctx.graph(), ctx.device)
+
+
+def _model(ctx: RunContext, model: Any) -> None:
+    ctx.model = model
+
+
+def _train(ctx: RunContext, task: Any) -> None:
+    task.run(ctx)
+
+
+def _export(ctx: RunContext, exporter: Any) -> None:
+    for path in exporter.export(ctx):
+        ctx.add_output(Path(path), exporter.options.what)

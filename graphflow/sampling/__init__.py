@@ -1,0 +1,1 @@
+"""Minibatch sampling: the block/minibatch types and graphflow's samplers."""

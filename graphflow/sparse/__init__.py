@@ -1,0 +1,1 @@
+"""Sparse core: the adjacency type and the one SpMM dispatch point."""

@@ -1,0 +1,1 @@
+"""Random walks (node2vec, DeepWalk) and skip-gram training."""

@@ -1,0 +1,1 @@
+"""Plugin "exporters": Exporters of artifacts to files."""

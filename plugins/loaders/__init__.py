@@ -1,0 +1,1 @@
+"""Plugin "loaders": Loaders of real graph formats."""

@@ -1,0 +1,1 @@
+"""Plugin "models": Stacks of sparse message-passing layers."""

@@ -1,0 +1,1 @@
+"""Plugin "samplers": Neighbor samplers."""

@@ -1,0 +1,1 @@
+"""Plugin "tasks": Node classification training."""

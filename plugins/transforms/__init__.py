@@ -1,0 +1,1 @@
+"""Plugin "transforms": Graph transforms."""

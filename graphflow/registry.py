@@ -114,8 +114,8 @@ def _check_component(kind: Kind, cls: type, plugin: str) -> None:
             raise fail(f"it needs a non-empty class attribute {attr!r}")
     if not dataclasses.is_dataclass(cls.Options):
         raise fail("its Options must be a dataclass (see graphflow.options.option)")
-    if not inspect.getdoc(cls):
-        raise fail("it needs a docstring (graphflow describe shows it)")
+    if not (cls.__dict__.get("__doc__") or "").strip():
+        raise fail("it needs its own docstring (graphflow describe shows it)")
     if kind == "exporter":
         names = {f.name for f in dataclasses.fields(cls.Options)}
         missing = {"what", "path"} - names

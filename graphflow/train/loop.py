@@ -1,0 +1,168 @@
+"""The epoch loop shared by training tasks: evaluation, early stopping, checkpoints, resume.
+
+A task supplies two callables, ``train_epoch(epoch) -> figures`` (one pass over the training
+nodes) and ``evaluate() -> (figures, score)`` (eval mode; ``score`` is the validation figure
+to maximise, None without a validation split), and :class:`EpochLoop` does the rest:
+
+* every ``eval_every`` epochs (and at the last one) it evaluates, keeps the best model in
+  memory and, with ``checkpoint``, in ``checkpoint.pt``, and writes ``train_state.pt``;
+* with ``patience`` > 0 it stops once ``patience`` epochs passed without a better score;
+* with ``ctx.resume`` it reloads ``train_state.pt`` and continues from the epoch after it,
+  restoring the model, optimizer, best-so-far and random generators, so that an interrupted
+  CPU run ends exactly as an uninterrupted one would;
+* each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch import nn
+
+from graphflow.errors import ConfigError
+from graphflow.io.atomic import write_text
+from graphflow.train import checkpoint as ckpt
+from graphflow.train.checkpoint import Best, TrainState
+
+if TYPE_CHECKING:
+    from graphflow.context import RunContext
+
+Figures = dict[str, float]
+
+
+@dataclass
+class LoopOptions:
+    """How long to train and what to keep."""
+
+    epochs: int
+    eval_every: int = 1
+    patience: int = 0
+    checkpoint: bool = True
+    restore_best: bool = True
+    meta: dict[str, Any] = field(default_factory=dict)  # must match to resume
+
+
+def stage_files(ctx: RunContext) -> tuple[Path, Path]:
+    """``(checkpoint.pt, train_state.pt)`` of the current stage in the run's out_dir.
+
+    The single ``[train]`` stage uses the plain names; ``[[train]]`` entries add their section
+    (``checkpoint-train.1.pt``) so that stages never overwrite each other's files.
+    """
+    section = ctx.stage.section if ctx.stage else "train"
+    suffix = "" if section == "train" else f"-{section}"
+    return ctx.out_dir / f"checkpoint{suffix}.pt", ctx.out_dir / f"train_state{suffix}.pt"
+
+
+class EpochLoop:
+    """Runs the epochs of one training stage (see the module docstring)."""
+
+    def __init__(self, ctx: RunContext, model: nn.Module, optimizer: torch.optim.Optimizer,
+                 options: LoopOptions, *, generator: torch.Generator,
+                 scaler: torch.amp.GradScaler | None = None):
+        if options.epochs < 0 or options.eval_every < 1 or options.patience < 0:
+            raise ConfigError("epochs must be >= 0, eval_every >= 1 and patience >= 0")
+        self.ctx = ctx
+        self.model = model
+        self.optimizer = optimizer
+        self.options = options
+        self.generator = generator
+        self.scaler = scaler
+        self.best = Best()
+        self.checkpoint_path, self.state_path = stage_files(ctx)
+        self.section = ctx.stage.section if ctx.stage else "train"
+
+    def run(self, train_epoch: Callable[[int], Figures],
+            evaluate: Callable[[], tuple[Figures, float | None]]) -> Best:
+        """Train, then leave the best (or, with ``restore_best`` off, the last) model loaded."""
+        o = self.options
+        start, stopped = self._resume() if self.ctx.resume else (1, False)
+        epoch = start - 1
+        epochs = range(start, o.epochs + 1) if not stopped else range(0)
+        for epoch in self.ctx.progress(epochs, desc=f"{self.section} epochs", total=len(epochs),
+                                       unit="epoch"):
+            figures = train_epoch(epoch)
+            if epoch % o.eval_every == 0 or epoch == o.epochs:
+                evaluation, score = evaluate()
+                figures.update(evaluation)
+                stopped = self._after_evaluation(epoch, score)
+            self.ctx.log_epoch(epoch, **figures)
+            if stopped:
+                self.ctx.info(f"[{self.section}] early stopping at epoch {epoch}: no better "
+                              f"validation score for {o.patience} epochs "
+                              f"(best {self.best.score:.4f} at epoch {self.best.epoch})")
+                break
+        if o.restore_best and self.best.model is not None:
+            self.model.load_state_dict(self.best.model)
+        return self.best
+
+    def _after_evaluation(self, epoch: int, score: float | None) -> bool:
+        o = self.options
+        if score is None:  # no validation split: the latest model is the one to keep
+            self.best = Best(score=float("-inf"), epoch=epoch,
+                             model=ckpt.cpu_copy(self.model.state_dict()))
+            improved = True
+        else:
+            improved = self.best.update(score, epoch, self.model)
+        stopped = bool(o.patience) and score is not None and epoch - self.best.epoch >= o.patience
+        if o.checkpoint:
+            if improved:
+                ckpt.save(self.checkpoint_path, {"model": self.best.model, "epoch": epoch,
+                                                 "score": self.best.score, "meta": o.meta})
+            state = TrainState(
+                epoch=epoch, model=self.model.state_dict(),
+                optimizer=self.optimizer.state_dict(), best=self.best,
+                rng=ckpt.rng_state(self.generator),
+                scaler=self.scaler.state_dict() if self.scaler is not None else None,
+                stopped=stopped, meta=o.meta)
+            ckpt.save(self.state_path, state.to_dict())
+        return stopped
+
+    def _resume(self) -> tuple[int, bool]:
+        """Load ``train_state.pt``; return the first epoch still to run and whether it stopped."""
+        if not self.options.checkpoint:
+            raise ConfigError(f"[{self.section}] --resume needs checkpoint = true (the training "
+                              f"state is saved only with checkpoints on)")
+        if not self.state_path.exists():
+            self.ctx.info(f"[{self.section}] no {self.state_path.name} in {self.ctx.out_dir}: "
+                          f"training from epoch 1")
+            return 1, False
+        state = TrainState.from_dict(ckpt.load(self.state_path), path=self.state_path)
+        changed = sorted(k for k in set(state.meta) | set(self.options.meta)
+                         if state.meta.get(k) != self.options.meta.get(k))
+        if changed:
+            raise ConfigError(
+                f"[{self.section}] cannot resume from {self.state_path}: the pipeline changed "
+                f"({', '.join(changed)}); run without --resume, or restore the settings")
+        self.model.load_state_dict(state.model)
+        self.optimizer.load_state_dict(state.optimizer)
+        if self.scaler is not None and state.scaler is not None:
+            self.scaler.load_state_dict(state.scaler)
+        ckpt.set_rng_state(state.rng, self.generator)
+        self.best = state.best
+        _drop_epochs_after(self.ctx, self.section, state.epoch)
+        self.ctx.info(f"[{self.section}] resuming after epoch {state.epoch}")
+        return state.epoch + 1, state.stopped
+
+
+def _drop_epochs_after(ctx: RunContext, section: str, epoch: int) -> None:
+    """Remove this stage's ``metrics.jsonl`` lines past ``epoch`` (they will be run again)."""
+    path = ctx.metrics_path
+    if not path.exists():
+        return
+    lines = path.read_text(encoding="utf-8").splitlines()
+    keep = []
+    for line in lines:
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:  # a line cut short by the interruption
+            continue
+        if record.get("stage") == section and record.get("epoch", 0) > epoch:
+            continue
+        keep.append(line)
+    if len(keep) != len(lines):
+        write_text(path, "".join(f"{line}\n" for line in keep))

@@ -1,0 +1,53 @@
+"""Optimizers by name, with weight decay on every layer or on the first layer only.
+
+Kipf & Welling (2017) regularise only the first GCN layer (``weight_decay`` 5e-4 on the
+input-to-hidden weights, as in their ``gcn/models.py``); ``decay_on = "first_layer"``
+reproduces that. ``"all"`` is the usual optimizer-wide L2 penalty.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from torch import nn
+
+from graphflow.errors import ConfigError
+
+OptimizerName = Literal["adam", "adamw", "sgd"]
+DecayOn = Literal["all", "first_layer"]
+
+
+def parameter_groups(model: nn.Module, weight_decay: float,
+                     decay_on: DecayOn) -> list[dict[str, object]]:
+    """Optimizer parameter groups: ``weight_decay`` on all parameters or on the first layer's.
+
+    ``"first_layer"`` needs a model with a ``layers`` ``ModuleList`` (every
+    :class:`graphflow.nn.stack.GNNStack` has one).
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    if decay_on == "all" or weight_decay == 0:
+        return [{"params": params, "weight_decay": weight_decay}]
+    layers = getattr(model, "layers", None)
+    if not isinstance(layers, nn.ModuleList) or len(layers) == 0:
+        raise ConfigError(f'decay_on = "first_layer" needs a layer stack, but the model is a '
+                          f'{type(model).__name__} without .layers; use decay_on = "all"')
+    first = {id(p) for p in layers[0].parameters()}
+    decayed = [p for p in params if id(p) in first]
+    rest = [p for p in params if id(p) not in first]
+    return [{"params": decayed, "weight_decay": weight_decay},
+            {"params": rest, "weight_decay": 0.0}]
+
+
+def make_optimizer(name: OptimizerName, model: nn.Module, *, lr: float, weight_decay: float,
+                   decay_on: DecayOn = "all", momentum: float = 0.0) -> torch.optim.Optimizer:
+    """``adam`` (L2 added to the gradient, as in the GCN and GAT papers), ``adamw`` (decoupled
+    decay) or ``sgd`` (with ``momentum``)."""
+    groups = parameter_groups(model, weight_decay, decay_on)
+    if name == "adam":
+        return torch.optim.Adam(groups, lr=lr)
+    if name == "adamw":
+        return torch.optim.AdamW(groups, lr=lr)
+    if name == "sgd":
+        return torch.optim.SGD(groups, lr=lr, momentum=momentum)
+    raise ConfigError(f'unknown optimizer "{name}"; choices: adam, adamw, sgd')

@@ -19,14 +19,14 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 def spmm_check(device: torch.device, *, nodes: int = 64, edges: int = 512) -> dict[str, Any]:
     """Sparse CSR matmul with backward on ``device``, checked against dense autograd."""
-    from graphflow.sparse import Adjacency, spmm
-
     gen = torch.Generator().manual_seed(0)
     src = torch.randint(0, nodes, (edges,), generator=gen)
     dst = torch.randint(0, nodes, (edges,), generator=gen)
     vals = torch.rand(edges, generator=gen, dtype=torch.float64)
     x = torch.randn(nodes, 8, generator=gen, dtype=torch.float64)
     try:
+        from graphflow.sparse import Adjacency, spmm
+
         adj = Adjacency.from_edges(src.to(device), dst.to(device), nodes, nodes)
         v = vals.to(device).requires_grad_()
         xs = x.to(device).requires_grad_()

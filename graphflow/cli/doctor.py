@@ -28,9 +28,10 @@ def spmm_check(device: torch.device, *, nodes: int = 64, edges: int = 512) -> di
         from graphflow.sparse import Adjacency, spmm
 
         adj = Adjacency.from_edges(src.to(device), dst.to(device), nodes, nodes)
-        v = vals.to(device).requires_grad_()
-        xs = x.to(device).requires_grad_()
-        out = spmm(adj, xs, v)
+        # copy=True: on the CPU .to() would alias vals/x, making the dense copies non-leaves.
+        v = vals.to(device, copy=True).requires_grad_()
+        xs = x.to(device, copy=True).requires_grad_()
+        out = spmm(adj, xs, v[adj.eids])  # spmm takes values in CSR order
         out.square().sum().backward()
         dense = torch.zeros(nodes, nodes, dtype=torch.float64)
         vd = vals.clone().requires_grad_()

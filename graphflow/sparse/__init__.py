@@ -1,1 +1,12 @@
-"""Sparse core: the adjacency type and the one SpMM dispatch point."""
+"""Sparse core: the adjacency type and the one SpMM dispatch point.
+
+* :class:`Adjacency`: CSR over destination rows plus cached transpose, degrees and norms.
+* :func:`spmm`: ``A @ x`` with autograd to ``x`` and to the edge values (SDDMM).
+* :class:`SparseFeatures` / :func:`as_features`: CSR input features for a first layer.
+"""
+
+from graphflow.sparse.adjacency import Adjacency, Transposed
+from graphflow.sparse.features import SparseFeatures, as_features
+from graphflow.sparse.ops import sddmm, spmm
+
+__all__ = ["Adjacency", "Transposed", "spmm", "sddmm", "SparseFeatures", "as_features"]

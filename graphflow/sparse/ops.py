@@ -1,0 +1,134 @@
+"""``spmm(adj, x, values)``: the single sparse dispatch point of graphflow.
+
+Forward ``Y = A @ X``; backward ``dX = A^T @ dY`` through the transposed CSR that the
+:class:`~graphflow.sparse.Adjacency` caches, and, when the edge values require grad,
+``dA = (dY @ X^T)`` sampled at A's nonzeros only (an SDDMM, chunked so that memory stays
+O(chunk * F), never N x N).
+
+Both products run on ``torch.sparse`` CSR tensors (MKL on the CPU, cuSPARSE on CUDA), which
+measured fastest on the CPU (see ``docs/sparse.md``). The same torch calls run on either
+device, so layers never choose kernels.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+
+import torch
+
+from graphflow.errors import DataError, DeviceError
+from graphflow.sparse.adjacency import Adjacency, _same_device
+
+SDDMM_CHUNK_ELEMENTS = 1 << 24  # per chunk of the value gradient: edges * features
+
+
+def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) -> torch.Tensor:
+    """``A @ x`` with ``A``'s entries ``values`` (CSR order), or :attr:`Adjacency.values`, or 1.
+
+    Shapes:
+
+    * ``x`` (num_src, F) or (num_src, *feature dims), ``values`` (nnz,) -> (num_dst, *same);
+    * multi-head: ``x`` (num_src, H, F) and ``values`` (nnz, H) -> (num_dst, H, F), each head
+      aggregated with its own values (attention).
+
+    Gradients flow to ``x`` and to ``values`` when they require grad.
+    """
+    if not isinstance(x, torch.Tensor):
+        raise DataError(f"spmm needs a dense tensor, got {type(x).__name__}; sparse input "
+                        f"features go through graphflow.sparse.features.linear")
+    if not _same_device(x.device, adj.device):
+        raise DeviceError(f"features are on {x.device} but the adjacency is on {adj.device}; "
+                          f"move one of them with .to(...)")
+    if x.dim() == 0 or x.shape[0] != adj.num_src:
+        raise DataError(f"features have {x.shape[0] if x.dim() else 0} rows but the adjacency "
+                        f"has {adj.num_src} source nodes")
+    if values is None:
+        values = adj.values if adj.values is not None else adj.ones(x.dtype)
+    elif not isinstance(values, torch.Tensor) or not values.dtype.is_floating_point:
+        raise DataError("spmm values must be a floating-point tensor")
+    if not _same_device(values.device, adj.device):
+        raise DeviceError(f"edge values are on {values.device} but the adjacency is on "
+                          f"{adj.device}; move them with .to('{adj.device}')")
+    if values.dtype != x.dtype:
+        values = values.to(x.dtype)
+    if values.dim() == 1:
+        if values.shape[0] != adj.nnz:
+            raise DataError(f"spmm got {values.shape[0]} edge values for {adj.nnz} edges")
+        flat = x.reshape(adj.num_src, math.prod(x.shape[1:]))  # (num_src, F)
+        out = _SpMM.apply(adj, values, flat)  # (num_dst, F)
+        return out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
+    if values.dim() == 2 and values.shape[0] == adj.nnz and x.dim() >= 2 \
+            and x.shape[1] == values.shape[1]:
+        heads = [spmm(adj, x[:, h], values[:, h]) for h in range(values.shape[1])]
+        return torch.stack(heads, dim=1)  # (num_dst, H, *)
+    raise DataError(f"spmm values must have shape ({adj.nnz},) or ({adj.nnz}, H) with x of "
+                    f"shape (num_src, H, ...); got values {tuple(values.shape)} and x "
+                    f"{tuple(x.shape)}")
+
+
+class _SpMM(torch.autograd.Function):
+    """Y = A @ X with A = CSR(adj, values); gradients for X and values."""
+
+    @staticmethod
+    def forward(ctx, adj: Adjacency, values: torch.Tensor,  # type: ignore[override]
+                x: torch.Tensor) -> torch.Tensor:
+        ctx.adj = adj
+        ctx.save_for_backward(values, x if ctx.needs_input_grad[1] else None)
+        return csr_mm(adj.indptr, adj.indices, values, x, adj.num_dst)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        adj: Adjacency = ctx.adj
+        values, x = ctx.saved_tensors
+        grad = grad.contiguous()
+        grad_values = grad_x = None
+        if ctx.needs_input_grad[2]:
+            t = adj.transposed()
+            grad_x = csr_mm(t.indptr, t.indices, _transposed_values(adj, values), grad,
+                            adj.num_src)  # (num_src, F)
+        if ctx.needs_input_grad[1]:
+            grad_values = sddmm(adj, grad, x)  # (nnz,)
+        return None, grad_values, grad_x
+
+
+def csr_mm(indptr: torch.Tensor, indices: torch.Tensor, values: torch.Tensor,
+           x: torch.Tensor, num_rows: int) -> torch.Tensor:
+    """Dense (num_rows, F) = CSR(indptr, indices, values) @ x (x: (num_cols, F))."""
+    num_cols, feats = x.shape
+    if indices.shape[0] == 0 or num_rows == 0 or feats == 0 or num_cols == 0:
+        return x.new_zeros(num_rows, feats)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
+        a = torch.sparse_csr_tensor(indptr, indices, values, (num_rows, num_cols),
+                                    check_invariants=False)
+    return torch.sparse.mm(a, x.contiguous())
+
+
+def sddmm(adj: Adjacency, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``(a @ b^T)`` at A's nonzeros: ``out[e] = <a[dst(e)], b[src(e)]>``, shape (nnz,).
+
+    :param a: (num_dst, F). :param b: (num_src, F). Chunked over edges so that at most
+        ``SDDMM_CHUNK_ELEMENTS`` products are materialised at once.
+    """
+    rows, cols = adj.row_index, adj.indices
+    nnz, feats = adj.nnz, max(a.shape[1], 1)
+    chunk = max(1, SDDMM_CHUNK_ELEMENTS // feats)
+    if nnz <= chunk:
+        return (a[rows] * b[cols]).sum(-1)  # (nnz,)
+    out = a.new_empty(nnz)
+    for start in range(0, nnz, chunk):
+        stop = min(nnz, start + chunk)
+        torch.sum(a[rows[start:stop]] * b[cols[start:stop]], -1, out=out[start:stop])
+    return out
+
+
+def _transposed_values(adj: Adjacency, values: torch.Tensor) -> torch.Tensor:
+    """``values`` in the order of ``A^T``'s CSR; cached while the same tensor comes back."""
+    last = adj._cache.get("t_values")
+    if isinstance(last, tuple) and last[0] is values:
+        return last[1]
+    permuted = values[adj.transposed().perm]  # (nnz,)
+    if not values.requires_grad:  # constant values (norms, ones) recur every step
+        adj._cache["t_values"] = (values, permuted)
+    return permuted

@@ -1,0 +1,166 @@
+import pytest
+import torch
+
+from graphflow.errors import DataError, DeviceError
+from graphflow.sparse import Adjacency, sddmm, spmm
+from graphflow.sparse import ops as spmm_module
+
+
+def random_edges(num_src: int, num_dst: int, edges: int, seed: int):
+    gen = torch.Generator().manual_seed(seed)
+    src = torch.randint(0, num_src, (edges,), generator=gen)
+    dst = torch.randint(0, num_dst, (edges,), generator=gen)
+    return src, dst, gen
+
+
+def dense_reference(src, dst, num_src, num_dst, vals, x):
+    """Dense autograd reference: A[dst, src] += vals (duplicates summed), then A @ x."""
+    a = torch.zeros(num_dst, num_src, dtype=x.dtype).index_put((dst, src), vals, accumulate=True)
+    return a @ x
+
+
+CASES = {
+    "square": (30, 30, 200),
+    "bipartite": (40, 12, 90),  # more sources than destinations, like a block
+    "duplicates+isolated": (10, 10, 60),  # 60 draws over 100 pairs: repeats, empty rows
+    "one-edge": (3, 4, 1),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("feats", [1, 7])
+def test_spmm_matches_dense_autograd(case, feats):
+    num_src, num_dst, edges = CASES[case]
+    src, dst, gen = random_edges(num_src, num_dst, edges, seed=feats)
+    vals = torch.rand(edges, generator=gen, dtype=torch.float64)
+    x = torch.randn(num_src, feats, generator=gen, dtype=torch.float64)
+    adj = Adjacency.from_edges(src, dst, num_src, num_dst)
+
+    v1 = vals.clone().requires_grad_()
+    x1 = x.clone().requires_grad_()
+    out = spmm(adj, x1, v1[adj.eids])
+    v2 = vals.clone().requires_grad_()
+    x2 = x.clone().requires_grad_()
+    ref = dense_reference(src, dst, num_src, num_dst, v2, x2)
+    upstream = torch.randn(ref.shape, generator=gen, dtype=torch.float64)
+    (out * upstream).sum().backward()
+    (ref * upstream).sum().backward()
+    assert out.shape == (num_dst, feats)
+    torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
+    torch.testing.assert_close(x1.grad, x2.grad, rtol=0, atol=1e-12)
+    torch.testing.assert_close(v1.grad, v2.grad, rtol=0, atol=1e-12)
+
+
+def test_zero_in_degree_rows_are_zero_and_duplicates_sum():
+    # 0 -> 1 twice, 2 -> 1 once; rows 0 and 2 have no in-edges.
+    adj = Adjacency.from_edges(torch.tensor([0, 2, 0]), torch.tensor([1, 1, 1]), 3, 3)
+    x = torch.tensor([[1.0], [10.0], [100.0]])
+    assert spmm(adj, x).flatten().tolist() == [0.0, 102.0, 0.0]
+
+
+def test_default_values_are_adjacency_values():
+    src, dst, gen = random_edges(8, 8, 20, seed=3)
+    w = torch.rand(20, generator=gen)
+    adj = Adjacency.from_edges(src, dst, 8, 8, values=w)
+    x = torch.randn(8, 3, generator=gen)
+    torch.testing.assert_close(spmm(adj, x), dense_reference(src, dst, 8, 8, w, x))
+
+
+def test_float32_and_trailing_dims():
+    src, dst, gen = random_edges(9, 5, 30, seed=4)
+    adj = Adjacency.from_edges(src, dst, 9, 5)
+    x = torch.randn(9, 2, 3, generator=gen)
+    out = spmm(adj, x, adj.norm("sym"))
+    assert out.shape == (5, 2, 3) and out.dtype == torch.float32
+    flat = spmm(adj, x.reshape(9, 6), adj.norm("sym")).reshape(5, 2, 3)
+    torch.testing.assert_close(out, flat)
+
+
+def test_multi_head_values():
+    src, dst, gen = random_edges(12, 6, 40, seed=5)
+    adj = Adjacency.from_edges(src, dst, 12, 6)
+    x = torch.randn(12, 3, 4, generator=gen, dtype=torch.float64, requires_grad=True)
+    vals = torch.rand(40, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    out = spmm(adj, x, vals)
+    assert out.shape == (6, 3, 4)
+    out.square().sum().backward()
+    for h in range(3):
+        xh = x.detach()[:, h].clone().requires_grad_()
+        vh = vals.detach()[:, h].clone().requires_grad_()
+        ref = spmm(adj, xh, vh)
+        ref.square().sum().backward()
+        torch.testing.assert_close(out[:, h], ref)
+        torch.testing.assert_close(x.grad[:, h], xh.grad)
+        torch.testing.assert_close(vals.grad[:, h], vh.grad)
+
+
+def test_empty_graph_and_empty_sides():
+    none = torch.zeros(0, dtype=torch.int64)
+    adj = Adjacency.from_edges(none, none, 4, 3)
+    x = torch.randn(4, 5, requires_grad=True)
+    v = torch.zeros(0, requires_grad=True)
+    out = spmm(adj, x, v)
+    assert out.shape == (3, 5) and not out.any()
+    out.sum().backward()
+    assert x.grad.shape == (4, 5) and not x.grad.any() and v.grad.shape == (0,)
+    zero = Adjacency.from_edges(none, none, 0, 0)
+    assert spmm(zero, torch.zeros(0, 2)).shape == (0, 2)
+
+
+def test_transpose_is_built_once_and_reused():
+    src, dst, gen = random_edges(20, 20, 80, seed=6)
+    adj = Adjacency.from_edges(src, dst, 20, 20)
+    norm = adj.norm("sym")
+    for _ in range(3):
+        x = torch.randn(20, 4, generator=gen, requires_grad=True)
+        spmm(adj, x, norm).sum().backward()
+        if _ == 0:
+            t, tv = adj.transposed(), adj._cache["t_values"]
+    assert adj.transposed() is t and adj._cache["t_values"] is tv
+
+
+def test_sddmm_chunks_give_the_same_answer(monkeypatch):
+    src, dst, gen = random_edges(50, 40, 500, seed=7)
+    adj = Adjacency.from_edges(src, dst, 50, 40)
+    a = torch.randn(40, 6, generator=gen, dtype=torch.float64)
+    b = torch.randn(50, 6, generator=gen, dtype=torch.float64)
+    whole = sddmm(adj, a, b)
+    torch.testing.assert_close(whole, (a @ b.T)[adj.row_index, adj.indices])
+    monkeypatch.setattr(spmm_module, "SDDMM_CHUNK_ELEMENTS", 6 * 37)  # 37 edges per chunk
+    torch.testing.assert_close(spmm_module.sddmm(adj, a, b), whole)
+
+
+def test_bad_inputs_have_clear_messages():
+    adj = Adjacency.from_edges(torch.tensor([0, 1]), torch.tensor([1, 2]), 3, 3)
+    with pytest.raises(DataError, match="features have 4 rows but the adjacency has 3 source"):
+        spmm(adj, torch.zeros(4, 2))
+    with pytest.raises(DeviceError, match="features are on meta but the adjacency is on cpu"):
+        spmm(adj, torch.zeros(3, 2, device="meta"))
+    with pytest.raises(DeviceError, match="edge values are on meta but the adjacency is on cpu"):
+        spmm(adj, torch.zeros(3, 2), torch.ones(2, device="meta"))
+    with pytest.raises(DataError, match="spmm got 5 edge values for 2 edges"):
+        spmm(adj, torch.zeros(3, 2), torch.ones(5))
+    with pytest.raises(DataError, match=r"values must have shape \(2,\) or \(2, H\)"):
+        spmm(adj, torch.zeros(3, 2), torch.ones(2, 4))
+    with pytest.raises(DataError, match="must be a floating-point tensor"):
+        spmm(adj, torch.zeros(3, 2), torch.ones(2, dtype=torch.int64))
+    with pytest.raises(DataError, match="spmm needs a dense tensor, got list"):
+        spmm(adj, [[0.0]])  # type: ignore[arg-type]
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_cuda_matches_cpu():
+    src, dst, gen = random_edges(64, 64, 512, seed=8)
+    vals = torch.rand(512, generator=gen)
+    x = torch.randn(64, 8, generator=gen)
+    cpu = Adjacency.from_edges(src, dst, 64, 64)
+    gpu = cpu.to("cuda")
+    results = []
+    for adj in (cpu, gpu):
+        xs = x.to(adj.device).requires_grad_()
+        v = vals.to(adj.device).requires_grad_()
+        out = spmm(adj, xs, v)
+        out.square().sum().backward()
+        results.append([out.cpu(), xs.grad.cpu(), v.grad.cpu()])
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

@@ -1,0 +1,75 @@
+"""GraphSAGE with the mean aggregator, Hamilton, Ying & Leskovec, "Inductive Representation
+Learning on Large Graphs", NeurIPS 2017 (https://arxiv.org/abs/1706.02216).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from graphflow.sparse import Adjacency, spmm
+from graphflow.sparse.features import Features, SparseFeatures, dropout, linear
+
+
+def sage_conv(adj: Adjacency, x: Features, w_self: torch.Tensor, w_neigh: torch.Tensor,
+              bias: torch.Tensor | None = None,
+              edge_weight: torch.Tensor | None = None) -> torch.Tensor:
+    r"""Functional mean-aggregator SAGE layer (see :class:`SAGEConv`).
+
+    :param x: (num_src, F_in); the destinations' own features are ``x[:num_dst]``.
+    :param w_self: / :param w_neigh: (F_out, F_in), ``nn.Linear`` layout. :param bias: (F_out,).
+    :returns: (num_dst, F_out).
+    """
+    values = adj.norm("row", edge_weight, dtype=x.dtype)  # (nnz,) 1/deg_in(i) * e_ji
+    if isinstance(x, SparseFeatures) or x.shape[1] > w_neigh.shape[0]:
+        h_neigh = spmm(adj, linear(x, w_neigh), values)  # (num_dst, F_out)
+    else:
+        h_neigh = linear(spmm(adj, x, values), w_neigh)  # (num_dst, F_out)
+    return linear(x[: adj.num_dst], w_self, bias) + h_neigh
+
+
+class SAGEConv(nn.Module):
+    r"""GraphSAGE layer with the mean aggregator (Hamilton et al., 2017), as DGL
+    ``SAGEConv(aggregator_type="mean")``.
+
+    .. math::
+        \mathbf{x}'_i = \mathbf{W}_1 \mathbf{x}_i + \mathbf{W}_2 \cdot
+        \frac{1}{d^{in}_i} \sum_{j \in \mathcal{N}(i)} e_{ji} \mathbf{x}_j + \mathbf{b}
+
+    A node without in-edges gets ``W_1 x_i + b``. :math:`e_{ji}` is the edge weight (1 by
+    default). Dropout (``feat_drop``) is applied to the input features first.
+
+    Args:
+        in_dim (int): input feature size ``F_in``.
+        out_dim (int): output feature size ``F_out``.
+        bias (bool, default True): learn ``b`` (it lives in ``fc_self``, as in DGL).
+        feat_drop (float, default 0.0): dropout on the input features.
+
+    Shapes:
+        - input: ``adj`` (num_dst x num_src), ``x`` (num_src, F_in) tensor or
+          :class:`~graphflow.sparse.features.SparseFeatures`; destinations are ``x[:num_dst]``
+        - output: (num_dst, F_out)
+    """
+
+    def __init__(self, in_dim: int, out_dim: int, bias: bool = True, feat_drop: float = 0.0):
+        super().__init__()
+        self.in_dim, self.out_dim, self.feat_drop = in_dim, out_dim, feat_drop
+        self.fc_self = nn.Linear(in_dim, out_dim, bias=bias)
+        self.fc_neigh = nn.Linear(in_dim, out_dim, bias=False)
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = nn.init.calculate_gain("relu")
+        nn.init.xavier_uniform_(self.fc_self.weight, gain=gain)
+        nn.init.xavier_uniform_(self.fc_neigh.weight, gain=gain)
+        if self.fc_self.bias is not None:
+            nn.init.zeros_(self.fc_self.bias)
+
+    def forward(self, adj: Adjacency, x: Features,
+                edge_weight: torch.Tensor | None = None) -> torch.Tensor:
+        x = dropout(x, self.feat_drop, self.training)
+        return sage_conv(adj, x, self.fc_self.weight, self.fc_neigh.weight, self.fc_self.bias,
+                         edge_weight)
+
+    def extra_repr(self) -> str:
+        return f"{self.in_dim}, {self.out_dim}, feat_drop={self.feat_drop}"

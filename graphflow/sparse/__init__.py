@@ -2,11 +2,14 @@
 
 * :class:`Adjacency`: CSR over destination rows plus cached transpose, degrees and norms.
 * :func:`spmm`: ``A @ x`` with autograd to ``x`` and to the edge values (SDDMM).
+* :func:`edge_softmax`: softmax of edge scores over each destination's in-edges.
 * :class:`SparseFeatures` / :func:`as_features`: CSR input features for a first layer.
 """
 
 from graphflow.sparse.adjacency import Adjacency, Transposed
 from graphflow.sparse.features import SparseFeatures, as_features
 from graphflow.sparse.ops import sddmm, spmm
+from graphflow.sparse.softmax import edge_softmax
 
-__all__ = ["Adjacency", "Transposed", "spmm", "sddmm", "SparseFeatures", "as_features"]
+__all__ = ["Adjacency", "Transposed", "spmm", "sddmm", "SparseFeatures", "as_features",
+           "edge_softmax"]

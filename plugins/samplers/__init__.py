@@ -1,1 +1,22 @@
-"""Plugin "samplers": Neighbor samplers."""
+"""Plugin "samplers": neighbor samplers for minibatch training (``[sample]``).
+
+* ``neighbor``: graphflow's vectorised sampler, CPU or GPU (``graphflow.sampling``).
+* ``dgl_neighbor``: DGL's C++ sampler behind the same contract, the reference.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from graphflow.plugin import hookimpl
+from graphflow_plugins.samplers.dgl_neighbor import DGLNeighborSampler
+from graphflow_plugins.samplers.neighbor import NeighborSampler
+
+if TYPE_CHECKING:
+    from graphflow.registry import Register
+
+
+@hookimpl
+def graphflow_register_samplers(register: Register) -> None:
+    register(NeighborSampler)
+    register(DGLNeighborSampler)

@@ -1,0 +1,128 @@
+"""The in-neighbor CSC structure a neighbor sampler reads, as plain torch tensors on any device.
+
+For a graph with ``N`` nodes and ``E`` edges ``u -> v``, the in-edges of node ``v`` occupy
+positions ``indptr[v] : indptr[v + 1]`` of ``indices`` (their sources ``u``) and ``eids``
+(their ids in the original graph). Sampling the neighborhood of a set of destination nodes
+then reads only those rows, on whichever device the tensors live (DGL from PyPI is CPU-only,
+so the device structure is ours, not DGL's).
+
+With edge weights ``w`` (one per edge, in CSC order) the structure also keeps
+``cumw`` = ``[0, w_0, w_0 + w_1, ...]`` in float64 (E + 1,), so that a weighted draw in row
+``v`` is one ``searchsorted`` on the row's slice of the running sum.
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.errors import DataError
+
+
+@dataclass
+class CSCGraph:
+    """In-neighbor CSC of a graph, on one device.
+
+    :ivar indptr: int64 (N + 1,) row pointers over destination nodes.
+    :ivar indices: int64 (E,) source node of each in-edge, grouped by destination.
+    :ivar eids: int64 (E,) id of each in-edge in the original graph.
+    :ivar weights: float32 (E,) edge weights in CSC order, or None (uniform sampling).
+    :ivar cumw: float64 (E + 1,) exclusive running sum of ``weights``, or None.
+    """
+
+    indptr: torch.Tensor
+    indices: torch.Tensor
+    eids: torch.Tensor
+    weights: torch.Tensor | None = None
+    cumw: torch.Tensor | None = None
+    # Scratch space of the relabelling step (see graphflow.sampling.relabel), built lazily.
+    _scratch: dict[str, torch.Tensor] = field(default_factory=dict, repr=False, compare=False)
+    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.indptr.shape[0]) - 1
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def device(self) -> torch.device:
+        return self.indptr.device
+
+    @property
+    def weighted(self) -> bool:
+        return self.weights is not None
+
+    def in_degrees(self) -> torch.Tensor:
+        """int64 (N,) in-degree of every node."""
+        return self.indptr[1:] - self.indptr[:-1]
+
+    def scratch(self, name: str, dtype: torch.dtype, fill: int) -> torch.Tensor:
+        """A persistent (N,) buffer on the graph's device, filled with ``fill`` when created.
+
+        Callers must leave it as they found it for the fill value to hold (the relabeller
+        restores the flags it sets); hold :attr:`lock` while using it.
+        """
+        buf = self._scratch.get(name)
+        if buf is None:
+            buf = torch.full((self.num_nodes,), fill, dtype=dtype, device=self.device)
+            self._scratch[name] = buf
+        return buf
+
+    @property
+    def lock(self) -> threading.Lock:
+        """Serialises users of the scratch buffers (a prefetch thread and the caller)."""
+        return self._lock
+
+    def to(self, device: torch.device | str) -> CSCGraph:
+        def mv(t: torch.Tensor | None) -> torch.Tensor | None:
+            return None if t is None else t.to(device)
+
+        return CSCGraph(mv(self.indptr), mv(self.indices), mv(self.eids), mv(self.weights),
+                        mv(self.cumw))
+
+    @classmethod
+    def from_dgl(cls, graph: dgl.DGLGraph, *, weight: str | None = None,
+                 device: torch.device | str = "cpu") -> CSCGraph:
+        """Build the CSC of ``graph``'s in-edges (with edge data ``weight``) on ``device``.
+
+        :raises DataError: when ``weight`` names no edge data, or holds a negative, NaN or
+            infinite value, or is not one number per edge.
+        """
+        indptr, indices, eids = graph.adj_tensors("csc")  # (N + 1,), (E,), (E,)
+        indptr, indices, eids = indptr.long(), indices.long(), eids.long()
+        weights = cumw = None
+        if weight is not None:
+            weights = edge_weights(graph, weight)[eids]  # (E,) in CSC order
+            cumw = torch.zeros(weights.shape[0] + 1, dtype=torch.float64)
+            torch.cumsum(weights.double(), 0, out=cumw[1:])
+        return cls(indptr, indices, eids, weights, cumw).to(device)
+
+
+def edge_weights(graph: dgl.DGLGraph, name: str) -> torch.Tensor:
+    """float32 (E,) edge data ``name``, checked as sampling weights (finite, >= 0).
+
+    :raises DataError: naming the option, the edge data present, and the first bad edge.
+    """
+    if name not in graph.edata:
+        have = ", ".join(sorted(graph.edata.keys())) or "none"
+        raise DataError(f'weight = "{name}": the graph has no edge data "{name}" '
+                        f"(edge data: {have}); load edge weights or drop the weight option")
+    w = graph.edata[name]
+    if w.dim() == 2 and w.shape[1] == 1:
+        w = w[:, 0]
+    if w.dim() != 1 or w.dtype == torch.bool or w.is_complex():
+        raise DataError(f'weight = "{name}": expected one number per edge, got shape '
+                        f"{tuple(w.shape)}")
+    w = w.float()
+    bad = ~torch.isfinite(w) | (w < 0)
+    if bool(bad.any()):
+        e = int(bad.nonzero()[0, 0])
+        raise DataError(f'weight = "{name}": edge {e} has weight {w[e].item()}; sampling '
+                        f"weights must be finite and >= 0")
+    return w

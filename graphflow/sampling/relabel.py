@@ -1,0 +1,55 @@
+"""Relabel sampled sources to block-local ids, destinations first (vectorised, no dict).
+
+A block's source nodes are its destination nodes ``dst`` (n,) followed by the other sampled
+sources, each once. With ``new = sorted(unique(nbr) \\ dst)``::
+
+    src_nodes = cat(dst, new)                    # (n + n_new,)
+    local[e]  = position of nbr[e] in src_nodes  # (nnz,)
+
+Two persistent scratch buffers of the graph's size, on the graph's device, do this without a
+sort of ``nbr`` and without a hash map: a bool ``flags`` (N,) marks the sampled sources, and
+an int64 ``table`` (N,) maps global to local id. ``flags`` is restored to all-False before
+returning; ``table`` needs no reset, because every entry read is written first.
+
+For a small ``nbr`` relative to ``N`` the O(N) scan of ``flags`` would dominate, so
+``new`` is found by ``torch.unique(nbr)`` instead; both paths give the same sorted ``new``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from graphflow.sampling.csc import CSCGraph
+from graphflow.sampling.rows import flat_nonzero
+
+# Below nnz < N / SCAN_RATIO a sort of the sampled ids is cheaper than a scan of all N flags.
+SCAN_RATIO = 16
+
+
+def relabel(csc: CSCGraph, dst: torch.Tensor, nbr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Local ids of ``nbr`` over ``src_nodes = cat(dst, new)``.
+
+    :param csc: the graph whose scratch buffers are used (same device as ``dst``).
+    :param dst: int64 (n,) distinct destination ids.
+    :param nbr: int64 (nnz,) sampled source ids.
+    :returns: ``src_nodes`` int64 (n + n_new,), ``local`` int64 (nnz,) in ``[0, n + n_new)``.
+    """
+    n = dst.shape[0]
+    device = dst.device
+    with csc.lock:
+        flags = csc.scratch("flags", torch.bool, 0)  # (N,) all False between calls
+        table = csc.scratch("table", torch.int64, -1)  # (N,) global -> local id
+        if nbr.shape[0] * SCAN_RATIO < csc.num_nodes:
+            cand = torch.unique(nbr)  # (u,) sorted
+            flags.index_fill_(0, dst, True)
+            new = cand[~flags.index_select(0, cand)]  # (n_new,) sorted
+            flags.index_fill_(0, dst, False)
+        else:
+            flags.index_fill_(0, nbr, True)
+            flags.index_fill_(0, dst, False)
+            new = flat_nonzero(flags)  # (n_new,) sorted
+            flags.index_fill_(0, new, False)
+        table.index_copy_(0, dst, torch.arange(n, device=device))
+        table.index_copy_(0, new, torch.arange(n, n + new.shape[0], device=device))
+        local = table.index_select(0, nbr)  # (nnz,)
+    return torch.cat([dst, new]), local

@@ -1,0 +1,203 @@
+"""The minibatch sampler contract: options, ``prepare``, ``sample`` and ``iterate``.
+
+Every neighbor sampler (``neighbor``, ``dgl_neighbor``) derives from
+:class:`MinibatchSampler` and only says how to build its graph structure and how to sample
+blocks; seed checks, devices, feature gathering, batching and prefetching live here.
+
+How a training task uses one (``ctx.sampler`` / ``ctx.sampler_graph`` after the sample
+stage)::
+
+    sampler, graph = ctx.sampler, ctx.sampler_graph       # graph = sampler.prepare(data, device)
+    sampler.check_layers(num_layers)                      # one fanout per layer, or ConfigError
+    for mb in sampler.iterate(graph, train_ids, ctx.rng): # shuffled, batched, prefetched
+        h = model(mb.blocks, mb.features)                 # blocks input side first
+        loss = loss_fn(h, mb.labels)                      # labels of mb.seeds
+    one = sampler.sample(graph, seeds, generator)         # a single MiniBatch
+
+``iterate(graph, seeds, generator)`` takes seed ids (int64 (S,)) or a bool mask (N,) on the
+CPU, shuffles them with ``generator`` (a CPU ``torch.Generator``, e.g. ``ctx.rng``) when
+``shuffle``, splits them into ``batch_size`` batches (``drop_last`` drops a short last one),
+and yields one :class:`~graphflow.sampling.block.MiniBatch` per batch, sampled ``prefetch``
+batches ahead in a background thread. It draws exactly one number from ``generator``
+besides the shuffle (the seed of its own sampling generator, on the sampling device), so
+the same generator state gives the same batches with or without prefetching.
+``num_batches(S)`` says how many batches that is (for progress bars).
+
+Everything in a yielded ``MiniBatch`` is on ``output_device``: blocks, ``seeds``,
+``input_nodes``, ``features`` (``feat[input_nodes]``, float (num_input, F)) and ``labels``
+(``label[seeds]``); ``features`` / ``labels`` are None when the graph has no ``feat`` /
+``label``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+
+from graphflow.components import Sampler
+from graphflow.device import resolve_device
+from graphflow.errors import ConfigError
+from graphflow.graph import GraphData
+from graphflow.options import option
+from graphflow.sampling.block import Block, MiniBatch
+from graphflow.sampling.features import FeatureStore, Placement
+from graphflow.sampling.prefetch import prefetch
+from graphflow.sampling.seeds import check_seeds, num_batches, seed_batches, seed_ids
+
+
+@dataclass
+class NeighborOptions:
+    """Options of the neighbor samplers (``[sample]``)."""
+
+    fanouts: list[int] = option([10, 10], "Neighbors sampled per node, one per layer, input "
+                                "side first (as DGL); -1 takes every in-neighbor.")
+    replace: bool = option(False, "Sample with replacement.")
+    weight: str | None = option(None, "Edge data name for weight-proportional sampling "
+                                "(weights >= 0; 0 is never sampled). Default: uniform.")
+    batch_size: int = option(1024, "Seed nodes per minibatch.")
+    shuffle: bool = option(True, "Shuffle the seeds each time iterate() is called.")
+    drop_last: bool = option(False, "Drop a last batch smaller than batch_size.")
+    device: str | None = option(None, 'Where the graph structure lives and sampling runs: '
+                                '"cpu", "cuda", "cuda:N". Default: the run\'s device.')
+    output_device: str | None = option(None, "Where minibatches (blocks, features, labels) "
+                                       "are delivered. Default: the run's device.")
+    features: Placement = option("auto", 'Where node features live between batches: "device" '
+                                 '(copied to the output device once), "pinned" (host, staged '
+                                 'through pinned memory), "cpu", or "auto" (device if they take '
+                                 'at most half the free GPU memory, else pinned).')
+    prefetch: int = option(1, "Batches prepared ahead in a background thread (0: none).")
+    threads: int = option(1, "CPU threads of the prefetch thread's torch ops (0: torch's "
+                          "setting); 1 leaves the other cores to training.")
+
+    def __post_init__(self) -> None:
+        if not self.fanouts:
+            raise ValueError("fanouts = []: give one fanout per layer, e.g. [10, 10]")
+        bad = [f for f in self.fanouts if f == 0 or f < -1]
+        if bad:
+            raise ValueError(f"fanouts = {self.fanouts}: each fanout must be > 0, or -1 for "
+                             f"every neighbor (got {bad[0]})")
+        if self.batch_size <= 0:
+            raise ValueError(f"batch_size = {self.batch_size}: must be > 0")
+        if self.prefetch < 0:
+            raise ValueError(f"prefetch = {self.prefetch}: must be >= 0")
+        if self.threads < 0:
+            raise ValueError(f"threads = {self.threads}: must be >= 0")
+
+
+@dataclass
+class SampledGraph:
+    """What :meth:`MinibatchSampler.prepare` returns (``ctx.sampler_graph``).
+
+    :ivar structure: the sampler's graph structure on ``device`` (a CSC, a DGLGraph...).
+    :ivar store: node features and labels, gathered per batch onto ``output_device``.
+    :ivar num_nodes: N.
+    :ivar device: the sampling device.
+    :ivar output_device: where minibatches are delivered.
+    """
+
+    structure: Any
+    store: FeatureStore
+    num_nodes: int
+    device: torch.device
+    output_device: torch.device
+
+
+class MinibatchSampler(Sampler):
+    """Base of the neighbor samplers: seeds -> :class:`MiniBatch` (see the module docstring).
+
+    Subclasses implement :meth:`build` (the structure, once) and :meth:`sample_blocks`.
+    """
+
+    Options = NeighborOptions
+
+    # --- what a subclass provides ---------------------------------------------------------
+
+    def sampling_device(self, run_device: torch.device) -> torch.device:
+        """The device sampling runs on: the ``device`` option, else the run's device."""
+        return resolve_device(self.options.device) if self.options.device else run_device
+
+    def build(self, data: GraphData, device: torch.device) -> Any:
+        """The graph structure that :meth:`sample_blocks` reads, on ``device``."""
+        raise NotImplementedError
+
+    def sample_blocks(self, structure: Any, seeds: torch.Tensor,
+                      generator: torch.Generator | None) -> list[Block]:
+        """One block per fanout around ``seeds`` (int64 (B,) on the sampling device)."""
+        raise NotImplementedError
+
+    # --- the contract ---------------------------------------------------------------------
+
+    @property
+    def num_layers(self) -> int:
+        return len(self.options.fanouts)
+
+    def check_layers(self, num_layers: int, *, what: str = "the model") -> None:
+        """Raise ``ConfigError`` unless there is one fanout per layer of ``what``."""
+        if num_layers != self.num_layers:
+            raise ConfigError(
+                f"fanouts = {self.options.fanouts} has {self.num_layers} entries but {what} "
+                f"has {num_layers} message-passing layers; give one fanout per layer")
+
+    def prepare(self, data: GraphData, device: torch.device) -> SampledGraph:
+        """Build the structure on the sampling device and place features (once per run)."""
+        sdev = self.sampling_device(torch.device(device))
+        odev = resolve_device(self.options.output_device) if self.options.output_device \
+            else torch.device(device)
+        g = data.graph
+        store = FeatureStore(g.ndata.get("feat"), g.ndata.get("label"), odev,
+                             self.options.features)
+        return SampledGraph(structure=self.build(data, sdev), store=store,
+                            num_nodes=data.num_nodes, device=sdev, output_device=odev)
+
+    def sample(self, graph: SampledGraph, seeds: torch.Tensor,
+               generator: torch.Generator | None = None) -> MiniBatch:
+        """One minibatch around ``seeds`` (B,), everything on the output device.
+
+        :param graph: what :meth:`prepare` returned.
+        :param seeds: distinct node ids, on the CPU or the sampling device.
+        :param generator: random source on the sampling device (None: torch's default).
+        """
+        graph = self._check_graph(graph)
+        seeds = check_seeds(seeds, graph.num_nodes, graph.device)  # (B,)
+        blocks = self.sample_blocks(graph.structure, seeds, generator)
+        input_nodes = blocks[0].src_nodes  # (num_input,)
+        features, labels = graph.store.gather(input_nodes, seeds)
+        out = graph.output_device
+        nb = out.type == "cuda"
+        return MiniBatch(seeds=seeds.to(out, non_blocking=nb),
+                         input_nodes=input_nodes.to(out, non_blocking=nb),
+                         blocks=[b.to(out, non_blocking=nb) for b in blocks],
+                         features=features, labels=labels)
+
+    def num_batches(self, num_seeds: int) -> int:
+        """How many minibatches :meth:`iterate` yields for ``num_seeds`` seeds."""
+        return num_batches(num_seeds, self.options.batch_size, drop_last=self.options.drop_last)
+
+    def iterate(self, graph: SampledGraph, seeds: torch.Tensor,
+                generator: torch.Generator | None = None) -> Iterator[MiniBatch]:
+        """Shuffled, batched, prefetched minibatches over ``seeds`` (see the module docstring).
+
+        :param graph: what :meth:`prepare` returned.
+        :param seeds: int64 (S,) node ids or a bool mask (N,).
+        :param generator: a CPU generator for the shuffle and the sampling seed.
+        """
+        graph = self._check_graph(graph)
+        o = self.options
+        ids = seed_ids(seeds, graph.num_nodes)
+        batches = seed_batches(ids, o.batch_size, shuffle=o.shuffle, drop_last=o.drop_last,
+                               generator=generator)
+        draw = int(torch.randint(2**62, (1,), generator=generator))
+        sample_gen = torch.Generator(device=graph.device).manual_seed(draw)
+        stream_device = graph.output_device if graph.output_device.type == "cuda" \
+            else graph.device  # the side stream sits where the batch's last copies go
+        return prefetch(lambda b: self.sample(graph, b, sample_gen), batches,
+                        depth=o.prefetch, device=stream_device, threads=o.threads)
+
+    def _check_graph(self, graph: Any) -> SampledGraph:
+        if not isinstance(graph, SampledGraph):
+            raise ConfigError(f"{self.name} sampler: sample() needs what prepare() returned "
+                              f"(ctx.sampler_graph), got {type(graph).__name__}")
+        return graph

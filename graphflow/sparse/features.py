@@ -46,10 +46,12 @@ class SparseFeatures:
         if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.dtype.is_floating_point:
             raise DataError(f"sparse features are made from a 2-D float tensor, got "
                             f"{type(x).__name__} {tuple(getattr(x, 'shape', ()))}")
-        csr = x.detach().to_sparse_csr()
-        indptr, indices = csr.crow_indices().long(), csr.col_indices().long()
-        eids = torch.arange(indices.shape[0], device=x.device)
-        return cls(Adjacency(indptr, indices, eids, x.shape[1], x.shape[0]), csr.values())
+        x = x.detach()
+        rows, cols = x.nonzero(as_tuple=True)  # (nnz,) each, row-major order
+        indptr = torch.zeros(x.shape[0] + 1, dtype=torch.int64, device=x.device)
+        torch.cumsum(torch.bincount(rows, minlength=x.shape[0]), 0, out=indptr[1:])
+        eids = torch.arange(cols.shape[0], device=x.device)
+        return cls(Adjacency(indptr, cols, eids, x.shape[1], x.shape[0]), x[rows, cols])
 
     @classmethod
     def from_csr(cls, indptr: torch.Tensor, indices: torch.Tensor, values: torch.Tensor,

@@ -1,0 +1,116 @@
+import pytest
+import torch
+
+from graphflow.errors import ConfigError, DataError
+from graphflow.sparse import SparseFeatures, as_features
+from graphflow.sparse.features import density, dropout, linear, matmul, to_dense
+
+
+def sparse_matrix(n: int = 9, f: int = 7, keep: float = 0.25, seed: int = 0) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    x = torch.randn(n, f, generator=gen, dtype=torch.float64)
+    x = x * (torch.rand(n, f, generator=gen) < keep)
+    x[3] = 0  # an empty row
+    return x
+
+
+def test_from_dense_round_trip_and_facts():
+    x = sparse_matrix()
+    sf = SparseFeatures.from_dense(x)
+    assert sf.shape == (9, 7) and sf.size(1) == 7 and len(sf) == 9 and sf.dim() == 2
+    assert sf.nnz == int((x != 0).sum()) and sf.dtype == torch.float64
+    assert sf.density == pytest.approx(density(x))
+    assert torch.equal(sf.to_dense(), x)
+    assert "SparseFeatures(shape=(9, 7)" in repr(sf)
+
+
+def test_from_csr_matches_from_dense():
+    x = sparse_matrix()
+    csr = x.to_sparse_csr()
+    sf = SparseFeatures.from_csr(csr.crow_indices(), csr.col_indices(), csr.values(), 7)
+    assert torch.equal(sf.to_dense(), x)
+    with pytest.raises(DataError, match="column out of range for 5 features"):
+        SparseFeatures.from_csr(csr.crow_indices(), csr.col_indices(), csr.values(), 5)
+
+
+def test_as_features_threshold():
+    x = sparse_matrix(keep=0.25)  # density ~0.2
+    assert isinstance(as_features(x, 0.5), SparseFeatures)
+    assert as_features(x, 0.05) is x
+    assert as_features(x, 0.0) is x  # 0 turns sparse input off
+    sf = SparseFeatures.from_dense(x)
+    assert as_features(sf, 0.5) is sf
+    with pytest.raises(ConfigError, match=r"threshold must lie in \[0, 1\], got 1.5"):
+        as_features(x, 1.5)
+
+
+@pytest.mark.parametrize("bias", [True, False])
+def test_linear_and_matmul_gradients_match_dense(bias):
+    x = sparse_matrix()
+    sf = SparseFeatures.from_dense(x)
+    gen = torch.Generator().manual_seed(1)
+    w = torch.randn(4, 7, generator=gen, dtype=torch.float64)
+    b = torch.randn(4, generator=gen, dtype=torch.float64) if bias else None
+    w1, w2 = w.clone().requires_grad_(), w.clone().requires_grad_()
+    b1 = b2 = None
+    if bias:
+        b1, b2 = b.clone().requires_grad_(), b.clone().requires_grad_()
+    out_s, out_d = linear(sf, w1, b1), linear(x, w2, b2)
+    torch.testing.assert_close(out_s, out_d)
+    out_s.square().sum().backward()
+    out_d.square().sum().backward()
+    torch.testing.assert_close(w1.grad, w2.grad)
+    if bias:
+        torch.testing.assert_close(b1.grad, b2.grad)
+    wt = w.T.contiguous()
+    torch.testing.assert_close(matmul(sf, wt), x @ wt)
+
+
+def test_head_index_select_and_getitem():
+    x = sparse_matrix()
+    sf = SparseFeatures.from_dense(x)
+    assert torch.equal(sf.head(5).to_dense(), x[:5])
+    assert torch.equal(sf[:4].to_dense(), x[:4])
+    assert sf[:] is sf and sf.head(9) is sf
+    idx = torch.tensor([8, 3, 0, 3, 5])
+    assert torch.equal(sf.index_select(idx).to_dense(), x[idx])
+    assert torch.equal(sf[idx].to_dense(), x[idx])
+    mask = torch.tensor([True, False] * 4 + [True])
+    assert torch.equal(sf[mask].to_dense(), x[mask])
+    assert sf[torch.zeros(0, dtype=torch.int64)].shape == (0, 7)
+    with pytest.raises(DataError, match=r"support x\[:n\] and x\[index_tensor\] only"):
+        sf[2:5]
+    with pytest.raises(DataError, match="cannot take the first 10 rows of 9"):
+        sf.head(10)
+
+
+def test_dropout_touches_values_only():
+    sf = SparseFeatures.from_dense(sparse_matrix())
+    assert dropout(sf, 0.5, training=False) is sf
+    torch.manual_seed(0)
+    dropped = dropout(sf, 0.5, training=True)
+    assert dropped.structure is sf.structure  # the cached transpose is shared
+    kept = dropped.values != 0
+    torch.testing.assert_close(dropped.values[kept], sf.values[kept] * 2)
+    assert 0 < int(kept.sum()) < sf.nnz
+    dense = torch.ones(3, 3)
+    assert dropout(dense, 0.0, training=True).equal(dense)
+
+
+def test_to_and_to_dense_helper():
+    sf = SparseFeatures.from_dense(sparse_matrix())
+    assert sf.to("cpu") is sf
+    f32 = sf.to(dtype=torch.float32)
+    assert f32.dtype == torch.float32 and f32.structure is sf.structure
+    meta = sf.to("meta")
+    assert meta.device.type == "meta" and meta.structure.indptr.device.type == "meta"
+    t = torch.ones(2, 2)
+    assert to_dense(t) is t and torch.equal(to_dense(sf), sf.to_dense())
+
+
+def test_bad_inputs():
+    with pytest.raises(DataError, match="made from a 2-D float tensor, got Tensor"):
+        SparseFeatures.from_dense(torch.ones(3, dtype=torch.int64))
+    sf = SparseFeatures.from_dense(sparse_matrix())
+    with pytest.raises(DataError, match=f"need {sf.nnz} values, got"):
+        sf.with_values(torch.ones(sf.nnz + 1))

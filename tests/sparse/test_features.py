@@ -1,4 +1,5 @@
 import pytest
+import scipy.sparse
 import torch
 
 from graphflow.errors import ConfigError, DataError
@@ -26,11 +27,12 @@ def test_from_dense_round_trip_and_facts():
 
 def test_from_csr_matches_from_dense():
     x = sparse_matrix()
-    csr = x.to_sparse_csr()
-    sf = SparseFeatures.from_csr(csr.crow_indices(), csr.col_indices(), csr.values(), 7)
+    csr = scipy.sparse.csr_matrix(x.numpy())  # e.g. Planetoid features
+    parts = [torch.from_numpy(a) for a in (csr.indptr, csr.indices, csr.data)]
+    sf = SparseFeatures.from_csr(*parts, 7)
     assert torch.equal(sf.to_dense(), x)
     with pytest.raises(DataError, match="column out of range for 5 features"):
-        SparseFeatures.from_csr(csr.crow_indices(), csr.col_indices(), csr.values(), 5)
+        SparseFeatures.from_csr(*parts, 5)
 
 
 def test_as_features_threshold():

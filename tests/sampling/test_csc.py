@@ -1,0 +1,59 @@
+"""The in-neighbor CSC built from a DGL graph, with and without weights."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.errors import DataError
+from graphflow.sampling.csc import CSCGraph
+
+
+def graph() -> dgl.DGLGraph:
+    g = dgl.graph((torch.tensor([0, 1, 2, 2, 3]), torch.tensor([1, 0, 1, 3, 1])), num_nodes=5)
+    g.edata["w"] = torch.tensor([1.0, 2.0, 0.5, 4.0, 0.0])
+    return g
+
+
+def test_rows_hold_the_in_edges():
+    g = graph()
+    csc = CSCGraph.from_dgl(g)
+    assert csc.num_nodes == 5 and csc.num_edges == 5 and not csc.weighted
+    assert csc.in_degrees().tolist() == [1, 3, 0, 1, 0]
+    src, dst = g.edges()
+    for v in range(5):
+        lo, hi = int(csc.indptr[v]), int(csc.indptr[v + 1])
+        e = csc.eids[lo:hi]
+        assert (dst[e] == v).all() and torch.equal(src[e], csc.indices[lo:hi])
+
+
+def test_weights_follow_csc_order_with_running_sum():
+    csc = CSCGraph.from_dgl(graph(), weight="w")
+    assert torch.equal(csc.weights, graph().edata["w"][csc.eids])
+    assert torch.allclose(csc.cumw[1:], torch.cumsum(csc.weights.double(), 0))
+    assert csc.cumw[0] == 0
+
+
+@pytest.mark.parametrize("value,message", [
+    (float("nan"), "edge 2 has weight nan"),
+    (-1.0, "edge 2 has weight -1.0; sampling weights must be finite and >= 0"),
+])
+def test_bad_weights(value, message):
+    g = graph()
+    g.edata["w"][2] = value
+    with pytest.raises(DataError, match=message):
+        CSCGraph.from_dgl(g, weight="w")
+
+
+def test_missing_weight_names_the_edge_data():
+    with pytest.raises(DataError, match='weight = "score": the graph has no edge data "score" '
+                                       r'\(edge data: w\)'):
+        CSCGraph.from_dgl(graph(), weight="score")
+
+
+def test_weight_of_the_wrong_shape():
+    g = graph()
+    g.edata["v"] = torch.ones(5, 3)
+    with pytest.raises(DataError, match="one number per edge, got shape"):
+        CSCGraph.from_dgl(g, weight="v")

@@ -1,0 +1,115 @@
+"""The sampler contract: options, prepare, sample, iterate (batching, determinism, prefetch)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphflow.errors import ConfigError, DataError, DeviceError
+from graphflow.sampling.sampler import NeighborOptions, SampledGraph
+from graphflow_plugins.samplers.neighbor import NeighborSampler
+
+CPU = torch.device("cpu")
+
+
+def sampler(**options) -> NeighborSampler:
+    return NeighborSampler(NeighborOptions(**options))
+
+
+@pytest.mark.parametrize("options,message", [
+    ({"fanouts": []}, "fanouts = []: give one fanout per layer"),
+    ({"fanouts": [5, 0]}, "each fanout must be > 0, or -1 for every neighbor (got 0)"),
+    ({"fanouts": [-2]}, "got -2"),
+    ({"batch_size": 0}, "batch_size = 0: must be > 0"),
+    ({"prefetch": -1}, "prefetch = -1: must be >= 0"),
+    ({"threads": -1}, "threads = -1: must be >= 0"),
+])
+def test_bad_options(options, message):
+    with pytest.raises(ValueError) as info:
+        NeighborOptions(**options)
+    assert message in str(info.value)
+
+
+def test_check_layers():
+    s = sampler(fanouts=[10, 10])
+    s.check_layers(2)
+    with pytest.raises(ConfigError, match=r"fanouts = \[10, 10\] has 2 entries but the model "
+                                          r"has 3 message-passing layers"):
+        s.check_layers(3)
+
+
+def test_prepare_and_sample(tiny_graph):
+    s = sampler(fanouts=[2, 2])
+    graph = s.prepare(tiny_graph, CPU)
+    assert isinstance(graph, SampledGraph) and graph.device == CPU
+    mb = s.sample(graph, torch.tensor([4, 1]), torch.Generator().manual_seed(0))
+    assert mb.seeds.tolist() == [4, 1]
+    assert torch.equal(mb.input_nodes, mb.blocks[0].src_nodes)
+    assert torch.equal(mb.features, tiny_graph.graph.ndata["feat"][mb.input_nodes])
+    assert torch.equal(mb.labels, tiny_graph.graph.ndata["label"][mb.seeds])
+
+
+def test_sample_errors(tiny_graph):
+    s = sampler(fanouts=[2])
+    graph = s.prepare(tiny_graph, CPU)
+    with pytest.raises(DataError, match="empty seed batch"):
+        s.sample(graph, torch.zeros(0, dtype=torch.int64))
+    with pytest.raises(DataError, match="seed id 6 is out of range for a graph of 6 nodes"):
+        s.sample(graph, torch.tensor([0, 6]))
+    with pytest.raises(DeviceError, match="seeds are on meta"):
+        s.sample(graph, torch.tensor([0], device="meta"))
+    with pytest.raises(ConfigError, match="needs what prepare\\(\\) returned"):
+        s.sample(tiny_graph.graph, torch.tensor([0]))
+
+
+def test_cuda_device_without_cuda_is_a_device_error(tiny_graph):
+    if torch.cuda.is_available():
+        pytest.skip("this machine has CUDA")
+    with pytest.raises(DeviceError, match='device "cuda" requested but CUDA is not available'):
+        sampler(device="cuda").prepare(tiny_graph, CPU)
+    with pytest.raises(DeviceError, match='features = "pinned"'):
+        sampler(features="pinned").prepare(tiny_graph, CPU)
+
+
+def batches_of(s: NeighborSampler, graph, seeds, seed: int):
+    return list(s.iterate(graph, seeds, torch.Generator().manual_seed(seed)))
+
+
+def same(a, b) -> bool:
+    return len(a) == len(b) and all(
+        torch.equal(x.seeds, y.seeds) and torch.equal(x.input_nodes, y.input_nodes)
+        and all(torch.equal(p.eids, q.eids) and torch.equal(p.indices, q.indices)
+                for p, q in zip(x.blocks, y.blocks))
+        for x, y in zip(a, b))
+
+
+def test_iterate_is_deterministic_and_prefetch_changes_nothing(tiny_graph):
+    from graphflow.generate import sbm
+    from graphflow.compat.dgl import dgl
+    from graphflow.graph import GraphData, NodeIds
+
+    gen = sbm(400, 4, 8, p_in=0.05, p_out=0.005, seed=0)
+    g = dgl.graph((gen.src, gen.dst), num_nodes=400)
+    g.ndata["feat"], g.ndata["label"] = gen.feat, gen.label
+    data = GraphData(g, NodeIds.identity(400))
+    seeds = torch.arange(0, 400, 3)
+    inline = sampler(fanouts=[5, 5], batch_size=32, prefetch=0)
+    ahead = sampler(fanouts=[5, 5], batch_size=32, prefetch=2)
+    graph = inline.prepare(data, CPU)
+    a = batches_of(inline, graph, seeds, 7)
+    assert same(a, batches_of(inline, graph, seeds, 7))
+    assert same(a, batches_of(ahead, ahead.prepare(data, CPU), seeds, 7))
+    assert not same(a, batches_of(inline, graph, seeds, 8))
+    assert len(a) == inline.num_batches(seeds.numel()) == 5
+    assert sorted(torch.cat([mb.seeds for mb in a]).tolist()) == seeds.tolist()
+    for mb in a:
+        assert torch.equal(mb.features, gen.feat[mb.input_nodes])
+        assert torch.equal(mb.labels, gen.label[mb.seeds])
+
+
+def test_iterate_accepts_a_mask_and_drops_the_last_batch(tiny_graph):
+    s = sampler(fanouts=[1], batch_size=2, drop_last=True, shuffle=False)
+    graph = s.prepare(tiny_graph, CPU)
+    mask = torch.tensor([True, True, True, False, True, False])
+    got = [mb.seeds.tolist() for mb in s.iterate(graph, mask)]
+    assert got == [[0, 1], [2, 4]]

@@ -1,1 +1,18 @@
-"""Plugin "loaders": Loaders of real graph formats."""
+"""Plugin "loaders": Loaders of real graph formats.
+
+One module per loader; each is registered here under its TOML ``type``.
+"""
+
+from __future__ import annotations
+
+from graphflow.plugin import hookimpl
+from graphflow.registry import Register
+from graphflow_plugins.loaders.planetoid import PlanetoidLoader
+from graphflow_plugins.loaders.synthetic import SyntheticLoader
+
+
+@hookimpl
+def graphflow_register_loaders(register: Register) -> None:
+    """Register the built-in loaders."""
+    for cls in (PlanetoidLoader, SyntheticLoader):
+        register(cls)

@@ -149,7 +149,9 @@ class Adjacency:
                         self.num_src, self.num_dst,
                         None if self.values is None else self.values.to(device))
         for key, value in self._cache.items():
-            out._cache[key] = _move(value, device)
+            moved = _move(value, device)
+            if moved is not None:
+                out._cache[key] = moved
         return out
 
     # ------------------------------------------------------------------ cached structure
@@ -274,12 +276,16 @@ def _same_device(a: torch.device, b: torch.device) -> bool:
 
 
 def _move(value: object, device: torch.device) -> object:
+    """A cached tensor (or tuple of tensors) on ``device``; None for what is rebuilt instead
+    (kernel operators, entries keyed on a tensor's identity)."""
     if isinstance(value, torch.Tensor):
-        return value.to(device)
+        return value.to(device) if value.layout == torch.strided else None
     if isinstance(value, tuple):
         moved = [_move(v, device) for v in value]
+        if any(m is None for m in moved):
+            return None
         return type(value)(*moved) if hasattr(value, "_fields") else tuple(moved)
-    return None  # kernel-specific objects are rebuilt on the new device
+    return None
 
 
 def _check_edges(src: torch.Tensor, dst: torch.Tensor, num_src: int,

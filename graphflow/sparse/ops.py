@@ -75,34 +75,70 @@ class _SpMM(torch.autograd.Function):
                 x: torch.Tensor) -> torch.Tensor:
         ctx.adj = adj
         ctx.save_for_backward(values, x if ctx.needs_input_grad[1] else None)
-        return csr_mm(adj.indptr, adj.indices, values, x, adj.num_dst)
+        return _matmul(sparse_operator(adj, values), x, adj.num_dst)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
         adj: Adjacency = ctx.adj
         values, x = ctx.saved_tensors
-        grad = grad.contiguous()
         grad_values = grad_x = None
         if ctx.needs_input_grad[2]:
-            t = adj.transposed()
-            grad_x = csr_mm(t.indptr, t.indices, _transposed_values(adj, values), grad,
-                            adj.num_src)  # (num_src, F)
+            grad_x = _matmul(sparse_operator(adj, values, transpose=True), grad,
+                             adj.num_src)  # (num_src, F)
         if ctx.needs_input_grad[1]:
             grad_values = sddmm(adj, grad, x)  # (nnz,)
         return None, grad_values, grad_x
 
 
-def csr_mm(indptr: torch.Tensor, indices: torch.Tensor, values: torch.Tensor,
-           x: torch.Tensor, num_rows: int) -> torch.Tensor:
-    """Dense (num_rows, F) = CSR(indptr, indices, values) @ x (x: (num_cols, F))."""
-    num_cols, feats = x.shape
-    if indices.shape[0] == 0 or num_rows == 0 or feats == 0 or num_cols == 0:
-        return x.new_zeros(num_rows, feats)
+def sparse_operator(adj: Adjacency, values: torch.Tensor,
+                    transpose: bool = False) -> torch.Tensor | None:
+    """``A`` (or ``A^T``) as a torch sparse CSR tensor with entries ``values`` (CSR order of A).
+
+    Indices are stored as int32 when they fit (MKL and cuSPARSE take them without a
+    conversion per call). The tensor is cached on ``adj`` while the same constant ``values``
+    tensor comes back (normalised values, ones), so a training loop builds it once.
+    None when A has no entries.
+    """
+    if adj.nnz == 0 or adj.num_src == 0 or adj.num_dst == 0:
+        return None
+    key = ("operator", transpose)
+    last = adj._cache.get(key)
+    if isinstance(last, tuple) and last[0] is values:
+        return last[1]
+    indptr, indices = _kernel_index(adj, transpose)
+    vals = values
+    if transpose:
+        vals = values[adj.transposed().perm]  # (nnz,) in A^T's CSR order
+    shape = (adj.num_src, adj.num_dst) if transpose else (adj.num_dst, adj.num_src)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)  # "sparse CSR support is in beta"
-        a = torch.sparse_csr_tensor(indptr, indices, values, (num_rows, num_cols),
-                                    check_invariants=False)
-    return torch.sparse.mm(a, x.contiguous())
+        op = torch.sparse_csr_tensor(indptr, indices, vals.detach(), shape,
+                                     check_invariants=False)
+    if not values.requires_grad:  # constant values recur every step
+        adj._cache[key] = (values, op)
+    return op
+
+
+def _kernel_index(adj: Adjacency, transpose: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """(indptr, indices) of A or A^T for the kernel: int32 when nnz < 2^31, cached."""
+    def build() -> tuple[torch.Tensor, torch.Tensor]:
+        if transpose:
+            t = adj.transposed()
+            indptr, indices = t.indptr, t.indices
+        else:
+            indptr, indices = adj.indptr, adj.indices
+        if adj.nnz < 2**31 - 1:
+            return indptr.int(), indices.int()
+        return indptr, indices
+
+    return adj.cached(("kernel_index", transpose), build)  # type: ignore[return-value]
+
+
+def _matmul(op: torch.Tensor | None, x: torch.Tensor, num_rows: int) -> torch.Tensor:
+    """Dense (num_rows, F) = op @ x, zeros for an empty operator."""
+    if op is None or x.shape[1] == 0:
+        return x.new_zeros(num_rows, x.shape[1])
+    return torch.sparse.mm(op, x.contiguous())
 
 
 def sddmm(adj: Adjacency, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -121,14 +157,3 @@ def sddmm(adj: Adjacency, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         stop = min(nnz, start + chunk)
         torch.sum(a[rows[start:stop]] * b[cols[start:stop]], -1, out=out[start:stop])
     return out
-
-
-def _transposed_values(adj: Adjacency, values: torch.Tensor) -> torch.Tensor:
-    """``values`` in the order of ``A^T``'s CSR; cached while the same tensor comes back."""
-    last = adj._cache.get("t_values")
-    if isinstance(last, tuple) and last[0] is values:
-        return last[1]
-    permuted = values[adj.transposed().perm]  # (nnz,)
-    if not values.requires_grad:  # constant values (norms, ones) recur every step
-        adj._cache["t_values"] = (values, permuted)
-    return permuted

@@ -1,0 +1,266 @@
+"""GCN training speed: graphflow's sparse layers vs DGL ``GraphConv``, side by side.
+
+Both models are 2-layer GCNs (hidden 16, ReLU, dropout 0.5 between the layers, Adam), built
+with the same initial weights, on the same graph (with self-loops), features and device. One
+epoch is forward + backward + optimizer step on the training nodes; we report the median over
+``--repeats`` epochs after ``--warmup``, alternating the two models epoch by epoch so that
+noise from other processes hits both alike. graphflow feeds its first layer sparse features
+when their density is below ``--threshold`` (Cora: ~1.3% dense).
+
+Graphs: Cora (from the raw Planetoid files, loaded with DGL's ``CoraGraphDataset``; skipped
+with a note if absent) and an arxiv-scale SBM (169,343 nodes, ~1.17M directed edges, 128
+features, 40 classes).
+
+    python benchmarks/gcn.py [--quick] [--device cpu|cuda] [--planetoid DIR]
+    python benchmarks/gcn.py --density-sweep    # the sparse-feature threshold table
+
+The last output line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from graphflow.compat.dgl import dgl  # noqa: E402
+from graphflow.generate import sbm  # noqa: E402
+from graphflow.nn import GCNConv  # noqa: E402
+from graphflow.sparse import Adjacency, as_features  # noqa: E402
+from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density  # noqa: E402
+from graphflow.testing import planetoid_dir  # noqa: E402
+
+ARXIV_NODES, ARXIV_EDGES, ARXIV_FEATS, ARXIV_CLASSES = 169_343, 1_166_243, 128, 40
+
+
+@dataclass
+class Data:
+    name: str
+    g: dgl.DGLGraph  # with self-loops, on the device
+    feat: torch.Tensor  # (N, F) dense
+    label: torch.Tensor  # (N,)
+    train_mask: torch.Tensor  # (N,) bool
+    num_classes: int
+
+
+# ---------------------------------------------------------------------------------- data
+def load_cora(root: Path, device: torch.device) -> Data | None:
+    """Cora through DGL's loader, from a temp dir laid out as DGL expects (symlinks)."""
+    if not (root / "ind.cora.x").exists():
+        return None
+    from dgl.data import CoraGraphDataset
+    from dgl.data.utils import _get_dgl_url
+
+    url = _get_dgl_url("dataset/cora_v2.zip")
+    suffix = "_" + hashlib.sha1(url.encode("utf-8")).hexdigest()[:8]
+    with tempfile.TemporaryDirectory(prefix="graphflow-cora-") as tmp:
+        folder = Path(tmp) / f"cora_v2{suffix}"
+        folder.mkdir()
+        for part in ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index"):
+            (folder / f"ind.cora_v2.{part}").symlink_to(root / f"ind.cora.{part}")
+        g = CoraGraphDataset(raw_dir=tmp, force_reload=True, verbose=False)[0]
+    g = dgl.add_self_loop(dgl.remove_self_loop(g))
+    return Data("cora", g.to(device), g.ndata["feat"].to(device), g.ndata["label"].to(device),
+                g.ndata["train_mask"].to(device), 7)
+
+
+def arxiv_scale(device: torch.device, seed: int = 0) -> Data:
+    """SBM with ogbn-arxiv's size: 169,343 nodes, ~1.17M directed edges, 128 features."""
+    n, c = ARXIV_NODES, ARXIV_CLASSES
+    size = n / c
+    pairs_in = c * size * (size - 1) / 2
+    pairs_out = c * (c - 1) / 2 * size * size
+    undirected, homophily = ARXIV_EDGES / 2, 0.65
+    gen = sbm(n, c, ARXIV_FEATS, p_in=homophily * undirected / pairs_in,
+              p_out=(1 - homophily) * undirected / pairs_out, seed=seed, signal=0.5)
+    g = dgl.add_self_loop(dgl.graph((gen.src, gen.dst), num_nodes=n))
+    train = torch.rand(n, generator=torch.Generator().manual_seed(seed)) < 0.54  # arxiv: 54%
+    return Data("arxiv-scale", g.to(device), gen.feat.to(device), gen.label.to(device),
+                train.to(device), c)
+
+
+# ---------------------------------------------------------------------------------- models
+class GraphflowGCN(nn.Module):
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, dropout: float = 0.5):
+        super().__init__()
+        self.conv1, self.conv2 = GCNConv(in_dim, hidden), GCNConv(hidden, out_dim)
+        self.dropout = dropout
+
+    def forward(self, adj: Adjacency, x) -> torch.Tensor:
+        h = F.relu(self.conv1(adj, x))
+        h = F.dropout(h, self.dropout, self.training)
+        return self.conv2(adj, h)
+
+
+class DGLGCN(nn.Module):
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, dropout: float = 0.5):
+        super().__init__()
+        self.conv1 = dgl.nn.GraphConv(in_dim, hidden, activation=F.relu)
+        self.conv2 = dgl.nn.GraphConv(hidden, out_dim)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, g: dgl.DGLGraph, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2(g, self.dropout(self.conv1(g, x)))
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def compare(data: Data, device: torch.device, warmup: int, repeats: int,
+            threshold: float, seed: int = 0) -> dict:
+    """Median epoch times of both models, alternating them epoch by epoch."""
+    torch.manual_seed(seed)
+    ours = GraphflowGCN(data.feat.shape[1], 16, data.num_classes).to(device)
+    ref = DGLGCN(data.feat.shape[1], 16, data.num_classes).to(device)
+    with torch.no_grad():  # same initial weights
+        for a, b in ((ours.conv1, ref.conv1), (ours.conv2, ref.conv2)):
+            b.weight.copy_(a.weight)
+            b.bias.copy_(a.bias)
+    t0 = time.perf_counter()
+    adj = Adjacency.from_graph(data.g)  # once per graph, outside the loop
+    x = as_features(data.feat, threshold)
+    _sync(device)
+    setup_ms = (time.perf_counter() - t0) * 1e3
+    idx = data.train_mask.nonzero().flatten()
+    y = data.label[idx]
+
+    def step(model: nn.Module, opt: torch.optim.Optimizer, graph, feats) -> float:
+        model.train()
+        opt.zero_grad(set_to_none=True)
+        loss = F.cross_entropy(model(graph, feats)[idx], y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+
+    runs = {
+        "graphflow": (ours, torch.optim.Adam(ours.parameters(), lr=0.01, weight_decay=5e-4),
+                      adj, x),
+        "dgl": (ref, torch.optim.Adam(ref.parameters(), lr=0.01, weight_decay=5e-4),
+                data.g, data.feat),
+    }
+    times: dict[str, list[float]] = {k: [] for k in runs}
+    losses: dict[str, float] = {}
+    for epoch in range(warmup + repeats):
+        for name, (model, opt, graph, feats) in runs.items():
+            _sync(device)
+            t = time.perf_counter()
+            losses[name] = step(model, opt, graph, feats)
+            _sync(device)
+            if epoch >= warmup:
+                times[name].append((time.perf_counter() - t) * 1e3)
+    ms = {k: statistics.median(v) for k, v in times.items()}
+    return {
+        "graph": data.name, "nodes": data.g.num_nodes(), "edges": data.g.num_edges(),
+        "features": data.feat.shape[1], "feature_density": round(density(data.feat), 5),
+        "sparse_input": not isinstance(x, torch.Tensor),
+        "graphflow_ms": round(ms["graphflow"], 3), "dgl_ms": round(ms["dgl"], 3),
+        "speedup": round(ms["dgl"] / ms["graphflow"], 2),
+        "graphflow_setup_ms": round(setup_ms, 1),
+        "final_loss": {k: round(v, 4) for k, v in losses.items()},
+    }
+
+
+# ---------------------------------------------------------------------------------- sweep
+def density_sweep(device: torch.device, repeats: int) -> list[dict]:
+    """First-layer cost (x @ W forward + weight gradient) dense vs sparse, by density."""
+    rows = []
+    gen = torch.Generator().manual_seed(0)
+    for n, f in ((2708, 1433), (169_343, 128)):
+        w = torch.randn(f, 16, generator=gen).to(device).requires_grad_()
+        for d in (0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.3, 0.5):
+            x = torch.randn(n, f, generator=gen) * (torch.rand(n, f, generator=gen) < d)
+            x = x.to(device)
+            sx = as_features(x, 1.0)
+            from graphflow.sparse.features import matmul
+
+            def run(feats) -> None:
+                out = matmul(feats, w)
+                out.sum().backward()
+                w.grad = None
+
+            t = {"dense": [], "sparse": []}
+            for i in range(3 + repeats):
+                for name, feats in (("dense", x), ("sparse", sx)):
+                    _sync(device)
+                    t0 = time.perf_counter()
+                    run(feats)
+                    _sync(device)
+                    if i >= 3:
+                        t[name].append((time.perf_counter() - t0) * 1e3)
+            dense_ms, sparse_ms = statistics.median(t["dense"]), statistics.median(t["sparse"])
+            rows.append({"shape": f"{n}x{f}", "density": d, "dense_ms": round(dense_ms, 3),
+                         "sparse_ms": round(sparse_ms, 3),
+                         "dense/sparse": round(dense_ms / sparse_ms, 2)})
+            print(f"{n:>7}x{f:<5} density {d:<6} dense {dense_ms:8.3f} ms  sparse "
+                  f"{sparse_ms:8.3f} ms  ratio {dense_ms / sparse_ms:6.2f}", flush=True)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="few repeats (a smoke run)")
+    p.add_argument("--device", default="cpu", help="cpu or cuda (default cpu)")
+    p.add_argument("--planetoid", type=Path, default=None,
+                   help="folder of raw Planetoid files (default: ../shared/data/planetoid)")
+    p.add_argument("--repeats", type=int, default=None, help="timed epochs per model")
+    p.add_argument("--warmup", type=int, default=None, help="untimed epochs per model")
+    p.add_argument("--threshold", type=float, default=DEFAULT_DENSITY_THRESHOLD,
+                   help="sparse-feature density threshold (0 = always dense)")
+    p.add_argument("--only", choices=["cora", "arxiv"], default=None, help="one graph only")
+    p.add_argument("--density-sweep", action="store_true",
+                   help="time dense vs sparse first-layer products by feature density")
+    args = p.parse_args(argv)
+    device = torch.device(args.device)
+    if device.type == "cuda" and not torch.cuda.is_available():
+        print("CUDA is not available on this machine", file=sys.stderr)
+        return 2
+    warmup = args.warmup if args.warmup is not None else (3 if args.quick else 10)
+    repeats = args.repeats if args.repeats is not None else (5 if args.quick else 40)
+    print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {device}")
+
+    if args.density_sweep:
+        rows = density_sweep(device, repeats)
+        print(json.dumps({"benchmark": "gcn-density-sweep", "device": str(device),
+                          "rows": rows}))
+        return 0
+
+    results = []
+    if args.only in (None, "cora"):
+        root = args.planetoid or planetoid_dir()
+        cora = load_cora(root, device)
+        if cora is None:
+            print(f"note: Cora skipped, no raw Planetoid files in {root} (use --planetoid DIR)")
+        else:
+            results.append(compare(cora, device, warmup, repeats, args.threshold))
+    if args.only in (None, "arxiv"):
+        results.append(compare(arxiv_scale(device), device, max(2, warmup // 2),
+                               max(3, repeats // 2), args.threshold))
+    for r in results:
+        print(f"{r['graph']:>12}: {r['nodes']:,} nodes, {r['edges']:,} edges, "
+              f"{r['features']} features (density {r['feature_density']}, sparse input "
+              f"{r['sparse_input']})")
+        print(f"{'':>12}  graphflow {r['graphflow_ms']:.3f} ms/epoch, DGL {r['dgl_ms']:.3f} "
+              f"ms/epoch: {r['speedup']:.2f}x")
+    print(json.dumps({"benchmark": "gcn", "device": str(device), "quick": args.quick,
+                      "threads": torch.get_num_threads(), "results": results}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -38,10 +38,10 @@ def gcn_conv(adj: Adjacency, x: Features, weight: torch.Tensor | None = None,
     elif isinstance(x, SparseFeatures) or x.shape[1] > weight.shape[1]:
         out = spmm(adj, matmul(x, weight), values)  # (num_dst, F_out)
     else:
-        out = spmm(adj, x, values) @ weight  # (num_dst, F_out)
-    if bias is not None:
-        out = out + bias
-    return out
+        agg = spmm(adj, x, values)  # (num_dst, F_in)
+        return agg @ weight if bias is None else torch.addmm(bias, agg, weight)
+    # `out` is a fresh tensor that nothing saved for backward: add the bias in place.
+    return out if bias is None else out.add_(bias)
 
 
 class GCNConv(nn.Module):

@@ -58,7 +58,8 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) ->
             raise DataError(f"spmm got {values.shape[0]} edge values for {adj.nnz} edges")
         flat = x.reshape(adj.num_src, math.prod(x.shape[1:]))  # (num_src, F)
         out = _SpMM.apply(adj, values, flat)  # (num_dst, F)
-        return out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
+        # No view when x is 2-D: callers may add a bias in place to a fresh output.
+        return out if x.dim() == 2 else out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
     if values.dim() == 2 and values.shape[0] == adj.nnz and x.dim() >= 2 \
             and x.shape[1] == values.shape[1]:
         heads = [spmm(adj, x[:, h], values[:, h]) for h in range(values.shape[1])]
@@ -144,7 +145,9 @@ def csr_matmul(a: KernelCSR, x: torch.Tensor, num_rows: int) -> torch.Tensor:
     """
     if a.indices.shape[0] == 0 or x.shape[0] == 0 or x.shape[1] == 0:
         return x.new_zeros(num_rows, x.shape[1])
-    return F.embedding_bag(a.indices, x.contiguous(), a.indptr, mode="sum",
+    # detach(): inside an autograd Function we only want the kernel; a ``x`` that requires
+    # grad would make embedding_bag also build the bookkeeping of its own backward.
+    return F.embedding_bag(a.indices, x.detach().contiguous(), a.indptr, mode="sum",
                            per_sample_weights=a.values, include_last_offset=True)
 
 

@@ -8,10 +8,6 @@ On CUDA the thread works in its own side stream: the consumer's stream waits on 
 recorded after each batch (so kernels are ordered without a device-wide sync), and every
 tensor of the batch is marked with ``record_stream`` so the caching allocator does not reuse
 its memory while the consumer's stream may still read it.
-
-The thread's CPU ops run with ``threads`` intra-op threads (``torch.set_num_threads`` is
-per thread), so a 1-thread sampler beside a training loop uses the machine's cores without
-oversubscribing them.
 """
 
 from __future__ import annotations
@@ -31,14 +27,13 @@ _DONE = object()
 
 
 def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: int = 1,
-             device: torch.device | None = None, threads: int = 0) -> Iterator[MiniBatch]:
+             device: torch.device | None = None) -> Iterator[MiniBatch]:
     """Yield ``produce(item)`` for each item, computed ``depth`` batches ahead in a thread.
 
     :param produce: builds one minibatch (sampling and gathering).
     :param items: the seed batches, in order.
     :param depth: how many finished batches may wait (>= 1); ``0`` produces inline.
     :param device: the CUDA device whose side stream the thread uses, or None.
-    :param threads: intra-op threads of the producer thread (0: leave torch's setting).
     """
     if depth <= 0:
         for item in items:
@@ -58,8 +53,6 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
         return False
 
     def work() -> None:
-        if threads > 0:
-            torch.set_num_threads(threads)
         stream = torch.cuda.Stream(device) if cuda else None
         try:
             for item in items:

@@ -32,6 +32,7 @@ Everything in a yielded ``MiniBatch`` is on ``output_device``: blocks, ``seeds``
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,8 +70,9 @@ class NeighborOptions:
                                  'through pinned memory), "cpu", or "auto" (device if they take '
                                  'at most half the free GPU memory, else pinned).')
     prefetch: int = option(1, "Batches prepared ahead in a background thread (0: none).")
-    threads: int = option(1, "CPU threads of the prefetch thread's torch ops (0: torch's "
-                          "setting); 1 leaves the other cores to training.")
+    threads: int = option(1, "CPU intra-op threads of sampling and gathering (0: torch's "
+                          "setting). Sampling ops are small and memory-bound: one thread "
+                          "avoids fork/join costs and leaves the other cores to training.")
 
     def __post_init__(self) -> None:
         if not self.fanouts:
@@ -161,10 +163,11 @@ class MinibatchSampler(Sampler):
         :param generator: random source on the sampling device (None: torch's default).
         """
         graph = self._check_graph(graph)
-        seeds = check_seeds(seeds, graph.num_nodes, graph.device)  # (B,)
-        blocks = self.sample_blocks(graph.structure, seeds, generator)
-        input_nodes = blocks[0].src_nodes  # (num_input,)
-        features, labels = graph.store.gather(input_nodes, seeds)
+        with intra_op_threads(self.options.threads):
+            seeds = check_seeds(seeds, graph.num_nodes, graph.device)  # (B,)
+            blocks = self.sample_blocks(graph.structure, seeds, generator)
+            input_nodes = blocks[0].src_nodes  # (num_input,)
+            features, labels = graph.store.gather(input_nodes, seeds)
         out = graph.output_device
         nb = out.type == "cuda"
         return MiniBatch(seeds=seeds.to(out, non_blocking=nb),
@@ -194,10 +197,28 @@ class MinibatchSampler(Sampler):
         stream_device = graph.output_device if graph.output_device.type == "cuda" \
             else graph.device  # the side stream sits where the batch's last copies go
         return prefetch(lambda b: self.sample(graph, b, sample_gen), batches,
-                        depth=o.prefetch, device=stream_device, threads=o.threads)
+                        depth=o.prefetch, device=stream_device)
 
     def _check_graph(self, graph: Any) -> SampledGraph:
         if not isinstance(graph, SampledGraph):
             raise ConfigError(f"{self.name} sampler: sample() needs what prepare() returned "
                               f"(ctx.sampler_graph), got {type(graph).__name__}")
         return graph
+
+
+@contextmanager
+def intra_op_threads(threads: int) -> Iterator[None]:
+    """Run the block with ``threads`` torch CPU threads (0: unchanged), then restore.
+
+    ``torch.set_num_threads`` applies to the calling thread only (OpenMP's per-thread
+    setting), so a prefetch thread and the training thread keep their own.
+    """
+    if threads <= 0:
+        yield
+        return
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)

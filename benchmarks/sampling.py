@@ -1,0 +1,299 @@
+"""Neighbor sampling speed: graphflow's ``neighbor`` sampler vs DGL's ``NeighborSampler``.
+
+Graph: an R-MAT graph (``graphflow.generate.rmat``, power-law in-degrees, duplicates kept)
+of 1M nodes and 20M edges (``--quick``: 200k / 4M).
+
+1. **Sampling.** The same seed batches (a fixed random permutation of all nodes, ``--batch``
+   1024) with fanouts [15, 10, 5], without replacement, sampled by graphflow's
+   ``neighbor`` (``sampler.sample``: seed checks, three layers, relabelling, blocks) and by
+   DGL's ``NeighborSampler.sample_blocks`` (C++), alternating batch by batch in one process
+   so that noise from other processes hits both alike. Figure: sampled edges per second
+   (edges of all blocks / time in the sampler), and ``ratio`` = graphflow / DGL.
+2. **End to end** (``--e2e-batches`` > 0): sampled GraphSAGE training, 3 layers, hidden 256,
+   mean aggregator, 100 random features, 16 classes, Adam; graphflow (``iterate`` with its
+   prefetch thread + ``graphflow.nn.SAGEConv`` on ``Adjacency.from_block``) vs a DGL script
+   (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + ``dgl.nn.SAGEConv``). A full epoch
+   over all nodes is ~1000 batches, so both run the same fixed number of batches (in two
+   alternating halves) and we report seconds per batch and the projected epoch time.
+3. **Products scale** (``--products``): graphflow only, 2.4M nodes, 62M edges, 100 features,
+   8% of nodes as training seeds (as ogbn-products): time per batch, batches per epoch, the
+   epoch time (``--products-batches`` 0: a full epoch) and the peak resident memory.
+
+    python benchmarks/sampling.py [--quick] [--device cpu|cuda] [--threads N]
+    python benchmarks/sampling.py --products
+
+Torch and DGL get the same number of CPU threads (``--threads``, default: torch's). The last
+output line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from graphflow.compat.dgl import dgl  # noqa: E402
+from graphflow.generate import rmat  # noqa: E402
+from graphflow.graph import GraphData, NodeIds  # noqa: E402
+from graphflow.nn import SAGEConv  # noqa: E402
+from graphflow.sampling.sampler import NeighborOptions  # noqa: E402
+from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
+
+GIB = 2**30
+FANOUTS = [15, 10, 5]
+FEATURES, HIDDEN, CLASSES = 100, 256, 16
+
+
+def peak_rss_gib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 / GIB
+
+
+def build(nodes: int, edges: int, seed: int, features: int = 0) -> GraphData:
+    t = time.perf_counter()
+    gen = rmat(nodes, edges, seed=seed)
+    g = dgl.graph((gen.src, gen.dst), num_nodes=nodes)
+    del gen
+    g.create_formats_()
+    if features:
+        fgen = torch.Generator().manual_seed(seed + 1)
+        g.ndata["feat"] = torch.randn(nodes, features, generator=fgen)
+        g.ndata["label"] = torch.randint(0, CLASSES, (nodes,), generator=fgen)
+    print(f"graph: {nodes:,} nodes, {edges:,} edges, max in-degree "
+          f"{int(g.in_degrees().max()):,} ({time.perf_counter() - t:.1f}s)", flush=True)
+    return GraphData(graph=g, ids=NodeIds.identity(nodes), name="rmat")
+
+
+def seed_batches(n: int, batch: int, count: int, seed: int) -> list[torch.Tensor]:
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(seed))
+    return [perm[i * batch:(i + 1) * batch] for i in range(count)]
+
+
+# ------------------------------------------------------------------------------ sampling
+
+
+def bench_sampling(data: GraphData, device: torch.device, batches: list[torch.Tensor],
+                   warmup: int) -> dict[str, float]:
+    """Sampled edges/s of both samplers on the same batches, alternating batch by batch."""
+    ours = NeighborSampler(NeighborOptions(fanouts=FANOUTS, prefetch=0))
+    t = time.perf_counter()
+    graph = ours.prepare(data.with_graph(_structure_only(data.graph)), device)
+    prepare_s = time.perf_counter() - t
+    gen = torch.Generator(device=graph.device).manual_seed(0)
+    theirs = dgl.dataloading.NeighborSampler(FANOUTS)
+    sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
+    time_ours = time_dgl = 0.0
+    edges_ours = edges_dgl = 0
+    for i, seeds in enumerate(batches):
+        sync()
+        t0 = time.perf_counter()
+        mb = ours.sample(graph, seeds, gen)
+        sync()
+        t1 = time.perf_counter()
+        _, _, blocks = theirs.sample_blocks(data.graph, seeds)
+        t2 = time.perf_counter()
+        if i < warmup:
+            continue
+        time_ours += t1 - t0
+        time_dgl += t2 - t1
+        edges_ours += sum(b.num_edges for b in mb.blocks)
+        edges_dgl += sum(b.num_edges() for b in blocks)
+    n = len(batches) - warmup
+    ours_eps, dgl_eps = edges_ours / time_ours, edges_dgl / time_dgl
+    print(f"sampling, {n} batches of {len(batches[0])} seeds, fanouts {FANOUTS}:")
+    print(f"  graphflow neighbor ({graph.device}): {ours_eps / 1e6:8.2f} M edges/s  "
+          f"{time_ours / n * 1e3:7.1f} ms/batch  {edges_ours / n:,.0f} edges/batch  "
+          f"(prepare {prepare_s:.1f}s)")
+    print(f"  DGL NeighborSampler (cpu):  {dgl_eps / 1e6:8.2f} M edges/s  "
+          f"{time_dgl / n * 1e3:7.1f} ms/batch  {edges_dgl / n:,.0f} edges/batch")
+    print(f"  ratio graphflow / DGL: {ours_eps / dgl_eps:.2f}", flush=True)
+    return {"graphflow_edges_per_s": ours_eps, "dgl_edges_per_s": dgl_eps,
+            "ratio": ours_eps / dgl_eps, "graphflow_ms_per_batch": time_ours / n * 1e3,
+            "dgl_ms_per_batch": time_dgl / n * 1e3, "edges_per_batch": edges_ours / n,
+            "sampling_batches": n, "prepare_s": prepare_s}
+
+
+def _structure_only(g: dgl.DGLGraph) -> dgl.DGLGraph:
+    """The graph without node data, so that ``sample`` measures sampling alone."""
+    bare = dgl.graph(g.edges(), num_nodes=g.num_nodes())
+    bare.create_formats_()
+    return bare
+
+
+# ------------------------------------------------------------------------------ training
+
+
+class GraphflowSAGE(nn.Module):
+    def __init__(self, dims: list[int]):
+        super().__init__()
+        self.layers = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims[:-1], dims[1:]))
+
+    def forward(self, adjs: list[Adjacency], x: torch.Tensor) -> torch.Tensor:
+        for i, (layer, adj) in enumerate(zip(self.layers, adjs)):
+            x = layer(adj, x)  # (num_dst, out)
+            if i + 1 < len(self.layers):
+                x = F.relu(x)
+        return x
+
+
+class DGLSAGE(nn.Module):
+    def __init__(self, dims: list[int]):
+        super().__init__()
+        self.layers = nn.ModuleList(dgl.nn.SAGEConv(a, b, "mean")
+                                    for a, b in zip(dims[:-1], dims[1:]))
+
+    def forward(self, blocks: list[dgl.DGLGraph], x: torch.Tensor) -> torch.Tensor:
+        for i, (layer, block) in enumerate(zip(self.layers, blocks)):
+            x = layer(block, x)
+            if i + 1 < len(self.layers):
+                x = F.relu(x)
+        return x
+
+
+def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
+                    batch: int) -> tuple[float, int]:
+    """Seconds for one pass over ``seeds`` with graphflow, and the batches done."""
+    sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=batch,
+                                              shuffle=False, prefetch=1, threads=1))
+    graph = sampler.prepare(data, device)
+    torch.manual_seed(0)
+    model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    n = 0
+    t = time.perf_counter()
+    for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(0)):
+        out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+        loss = F.cross_entropy(out, mb.labels)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        n += 1
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t, n
+
+
+def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
+              batch: int) -> tuple[float, int]:
+    """The same with DGL's DataLoader, NeighborSampler and SAGEConv."""
+    g = data.graph
+    loader = dgl.dataloading.DataLoader(g, seeds, dgl.dataloading.NeighborSampler(FANOUTS),
+                                        batch_size=batch, shuffle=False, device="cpu")
+    torch.manual_seed(0)
+    model = DGLSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    feat, label = g.ndata["feat"], g.ndata["label"]
+    n = 0
+    t = time.perf_counter()
+    for input_nodes, output_nodes, blocks in loader:
+        x = feat[input_nodes].to(device)
+        y = label[output_nodes].to(device)
+        out = model([b.to(device) for b in blocks], x)
+        loss = F.cross_entropy(out, y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        n += 1
+    if device.type == "cuda":
+        torch.cuda.synchronize()
+    return time.perf_counter() - t, n
+
+
+def bench_training(data: GraphData, device: torch.device, batch: int, batches: int,
+                   seed: int) -> dict[str, float]:
+    seeds = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed + 7))
+    halves = [seeds[:batch * (batches // 2)], seeds[batch * (batches // 2):batch * batches]]
+    warm = seeds[-batch * 2:]
+    train_graphflow(data, device, warm, batch)  # warm-up: allocator, first-call costs
+    train_dgl(data, device, warm, batch)
+    t_ours = t_dgl = 0.0
+    n_ours = n_dgl = 0
+    for part in halves:  # alternate, so that background noise hits both alike
+        s, n = train_dgl(data, device, part, batch)
+        t_dgl, n_dgl = t_dgl + s, n_dgl + n
+        s, n = train_graphflow(data, device, part, batch)
+        t_ours, n_ours = t_ours + s, n_ours + n
+    per_epoch = -(-data.num_nodes // batch)
+    ours_b, dgl_b = t_ours / n_ours, t_dgl / n_dgl
+    print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, {n_ours} batches of "
+          f"{batch} (an epoch over all nodes is {per_epoch} batches):")
+    print(f"  graphflow: {ours_b * 1e3:7.1f} ms/batch  epoch ~{ours_b * per_epoch:7.1f}s")
+    print(f"  DGL:       {dgl_b * 1e3:7.1f} ms/batch  epoch ~{dgl_b * per_epoch:7.1f}s")
+    print(f"  ratio DGL time / graphflow time: {dgl_b / ours_b:.2f}", flush=True)
+    return {"graphflow_train_s_per_batch": ours_b, "dgl_train_s_per_batch": dgl_b,
+            "train_batches": n_ours, "batches_per_epoch": per_epoch,
+            "graphflow_epoch_s_projected": ours_b * per_epoch,
+            "dgl_epoch_s_projected": dgl_b * per_epoch, "train_speedup": dgl_b / ours_b}
+
+
+def bench_products(device: torch.device, batch: int, batches: int, seed: int) -> dict:
+    data = build(2_400_000, 62_000_000, seed, features=FEATURES)
+    print(f"  peak RSS after building the graph: {peak_rss_gib():.1f} GiB", flush=True)
+    train = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed))
+    train = train[: int(0.08 * data.num_nodes)]  # (192k,) training seeds
+    per_epoch = -(-train.numel() // batch)
+    todo = per_epoch if batches <= 0 else min(batches, per_epoch)
+    train_graphflow(data, device, train[-batch * 2:], batch)  # warm-up
+    seconds, n = train_graphflow(data, device, train[: todo * batch], batch)
+    peak = peak_rss_gib()
+    print(f"products scale: {n} batches of {batch} in {seconds:.1f}s = "
+          f"{seconds / n * 1e3:.0f} ms/batch; {per_epoch} batches per epoch -> epoch "
+          f"{seconds / n * per_epoch:.0f}s; peak RSS {peak:.1f} GiB", flush=True)
+    return {"products_s_per_batch": seconds / n, "products_batches": n,
+            "products_batches_per_epoch": per_epoch,
+            "products_epoch_s": seconds / n * per_epoch, "products_peak_rss_gib": peak}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="200k nodes / 4M edges, fewer batches")
+    p.add_argument("--device", default="cpu", help="graphflow's sampling and model device")
+    p.add_argument("--threads", type=int, default=0, help="CPU threads for torch and DGL")
+    p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--batches", type=int, default=None, help="sampling batches (default 40)")
+    p.add_argument("--e2e-batches", type=int, default=None,
+                   help="training batches per library (default 30; 0 skips training)")
+    p.add_argument("--products", action="store_true", help="the products-scale run only")
+    p.add_argument("--products-batches", type=int, default=40,
+                   help="batches of the products run (0: a full epoch)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    if args.threads:
+        torch.set_num_threads(args.threads)
+        dgl.utils.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
+                                  "fanouts": FANOUTS, "batch": args.batch}
+    if args.products:
+        figures.update(bench_products(device, args.batch, args.products_batches, args.seed))
+        print(json.dumps(figures))
+        return 0
+    nodes, edges = (200_000, 4_000_000) if args.quick else (1_000_000, 20_000_000)
+    count = args.batches or (20 if args.quick else 40)
+    e2e = args.e2e_batches if args.e2e_batches is not None else (6 if args.quick else 30)
+    data = build(nodes, edges, args.seed, features=FEATURES if e2e else 0)
+    figures.update({"nodes": nodes, "edges": edges})
+    batches = seed_batches(nodes, args.batch, count + 2, args.seed)
+    figures.update(bench_sampling(data, device, batches, warmup=2))
+    if e2e:
+        figures.update(bench_training(data, device, args.batch, e2e, args.seed))
+    figures["peak_rss_gib"] = peak_rss_gib()
+    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
+                      for k, v in figures.items()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""GNNStack: full graph vs blocks, layer-wise inference, self-loops, row blocks, errors."""
+
+import pytest
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.errors import ConfigError
+from graphflow.generate import sbm
+from graphflow.nn.gcn import GCNConv
+from graphflow.nn.gin import GINConv
+from graphflow.nn.sage import SAGEConv
+from graphflow.nn.stack import GNNStack, add_self_loops, row_block
+from graphflow.sampling.csc import CSCGraph
+from graphflow.sampling.neighbor import sample_blocks
+from graphflow.sparse import Adjacency, SparseFeatures
+
+
+@pytest.fixture(scope="module")
+def graph():
+    g = sbm(120, 3, 12, p_in=0.1, p_out=0.02, seed=3)
+    adj = Adjacency.from_edges(g.src, g.dst, 120, 120)
+    return g, adj
+
+
+def gcn_stack(residual=False, norm="none", self_loops=True):
+    dims = [12, 16, 16, 3]
+    return GNNStack([GCNConv(dims[i], dims[i + 1]) for i in range(3)], dims, residual=residual,
+                    norm=norm, self_loops=self_loops)
+
+
+@pytest.mark.parametrize("norm", ["none", "batch", "layer"])
+@pytest.mark.parametrize("residual", [False, True])
+def test_layerwise_inference_equals_full_forward(graph, norm, residual):
+    g, adj = graph
+    torch.manual_seed(0)
+    stack = gcn_stack(residual, norm)
+    stack.train()
+    stack(adj, g.feat).sum().backward()  # batch norm running statistics move away from init
+    stack.eval()
+    full = stack(adj, g.feat)  # (N, 3)
+    layerwise = stack.inference(adj, g.feat, batch_size=17)
+    assert torch.allclose(full, layerwise, atol=1e-5)
+    assert stack.training is False
+
+
+def test_layerwise_inference_on_sparse_features_and_restores_train_mode(graph):
+    g, adj = graph
+    x = torch.where(g.feat > 1.0, g.feat, torch.zeros(()))  # ~16% nonzero
+    sx = SparseFeatures.from_dense(x)
+    torch.manual_seed(0)
+    stack = gcn_stack(residual=True)
+    stack.train()
+    out = stack.inference(adj, sx, batch_size=50)
+    assert stack.training is True
+    stack.eval()
+    assert torch.allclose(out, stack(adj, x), atol=1e-5)
+    assert torch.allclose(stack(adj, sx), stack(adj, x), atol=1e-5)
+
+
+def test_blocks_with_every_neighbor_equal_the_full_graph(graph):
+    g, adj = graph
+    torch.manual_seed(0)
+    dims = [12, 16, 3]
+    stack = GNNStack([SAGEConv(12, 16), GINConv(torch.nn.Linear(16, 3))], dims).eval()
+    csc = CSCGraph.from_dgl(dgl.graph((g.src, g.dst), num_nodes=120))
+    seeds = torch.tensor([5, 0, 77, 31])
+    blocks = sample_blocks(csc, seeds, [-1, -1])
+    adjs = [Adjacency.from_block(b) for b in blocks]
+    out = stack(adjs, g.feat[blocks[0].src_nodes])  # (4, 3)
+    assert torch.allclose(out, stack(adj, g.feat)[seeds], atol=1e-5)
+    with pytest.raises(ConfigError, match="the model has 2 layers but got 1 blocks"):
+        stack(adjs[:1], g.feat)
+
+
+def test_dropout_is_random_in_training_only(graph):
+    g, adj = graph
+    stack = gcn_stack()
+    stack.train()
+    assert not torch.equal(stack(adj, g.feat), stack(adj, g.feat))
+    stack.eval()
+    assert torch.equal(stack(adj, g.feat), stack(adj, g.feat))
+
+
+def test_every_parameter_gets_a_gradient(graph):
+    g, adj = graph
+    stack = gcn_stack(residual=True, norm="layer")
+    stack(adj, g.feat).pow(2).sum().backward()
+    assert all(p.grad is not None and p.grad.abs().sum() > 0 for p in stack.parameters())
+
+
+def test_row_block_holds_full_rows_with_global_degrees():
+    src = torch.tensor([0, 1, 2, 3, 3, 4, 0])
+    dst = torch.tensor([1, 2, 1, 2, 0, 2, 4])
+    adj = Adjacency.from_edges(src, dst, 5, 5)
+    sub, ids = row_block(adj, 1, 3)  # destinations 1 and 2
+    assert ids[:2].tolist() == [1, 2] and sorted(ids.tolist()) == [0, 1, 2, 3, 4]
+    assert (sub.num_dst, sub.num_src, sub.nnz) == (2, 5, 5)
+    # Every in-edge of 1 and 2, in global ids.
+    got = sorted(zip(ids[sub.indices].tolist(), (sub.row_index + 1).tolist()))
+    assert got == [(0, 1), (1, 2), (2, 1), (3, 2), (4, 2)]
+    assert torch.equal(sub.out_degrees(), adj.out_degrees()[ids])  # node 3 has 2 out-edges
+    assert torch.equal(adj.eids[adj.indptr[1]:adj.indptr[3]], sub.eids)
+
+
+def test_add_self_loops_adds_only_missing_loops_once():
+    src = torch.tensor([0, 1, 2, 2])
+    dst = torch.tensor([1, 2, 0, 2])  # node 2 already has a loop
+    adj = Adjacency.from_edges(src, dst, 3, 3, values=torch.tensor([1.0, 2.0, 3.0, 4.0]))
+    looped = add_self_loops(adj)
+    assert looped is add_self_loops(adj)  # cached on adj
+    pairs = sorted(zip(looped.indices.tolist(), looped.row_index.tolist(),
+                       looped.values.tolist(), looped.eids.tolist()))
+    assert pairs == [(0, 0, 1.0, -1), (0, 1, 1.0, 0), (1, 1, 1.0, -1), (1, 2, 2.0, 1),
+                     (2, 0, 3.0, 2), (2, 2, 4.0, 3)]
+    # A block: destinations are the first sources, so loops go to local ids 0..num_dst-1.
+    block = Adjacency.from_edges(torch.tensor([2, 3]), torch.tensor([0, 1]), 4, 2)
+    assert sorted(zip(add_self_loops(block).indices.tolist(),
+                      add_self_loops(block).row_index.tolist())) == [(0, 0), (1, 1), (2, 0),
+                                                                      (3, 1)]
+
+
+def test_bad_widths_and_batch_size(graph):
+    g, adj = graph
+    with pytest.raises(ValueError, match="2 layers need 3 widths"):
+        GNNStack([GCNConv(12, 3), GCNConv(3, 3)], [12, 3])
+    with pytest.raises(ConfigError, match="inference batch size must be >= 1"):
+        gcn_stack().inference(adj, g.feat, batch_size=0)
+    with pytest.raises(ConfigError, match='unknown activation "rleu"'):
+        GNNStack([GCNConv(12, 3)], [12, 3], activation="rleu")

@@ -1,0 +1,60 @@
+"""``[model] type = "gin"``: graph isomorphism network (Xu et al., ICLR 2019)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from torch import nn
+
+from graphflow.components import Model
+from graphflow.nn.gin import GINConv
+from graphflow.nn.stack import GNNStack
+from graphflow.options import option
+from graphflow_plugins.models.options import StackOptions
+
+
+@dataclass
+class GINOptions(StackOptions):
+    eps: float = option(0.0, "Initial epsilon: the weight (1 + eps) of a node's own features.")
+    learn_eps: bool = option(False, "Learn epsilon (GIN-eps) instead of fixing it (GIN-0).")
+    mlp_layers: int = option(2, "Linear layers in each layer's MLP (ReLU between them).")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.mlp_layers < 1:
+            raise ValueError(f"mlp_layers must be >= 1, got {self.mlp_layers}")
+
+
+def mlp(in_dim: int, hidden: int, out_dim: int, layers: int) -> nn.Module:
+    """``layers`` linear maps ``in -> hidden -> ... -> out`` with ReLU between them."""
+    widths = [in_dim] + [hidden] * (layers - 1) + [out_dim]
+    mods: list[nn.Module] = []
+    for i in range(layers):
+        mods.append(nn.Linear(widths[i], widths[i + 1]))
+        if i < layers - 1:
+            mods.append(nn.ReLU())
+    return nn.Sequential(*mods)
+
+
+class GINModel(Model):
+    r"""Graph isomorphism network (Xu et al., ICLR 2019), sum aggregator.
+
+    Each layer computes :math:`\mathrm{MLP}\big((1 + \epsilon) h_i + \sum_{j \in N(i)} h_j\big)`;
+    the MLP has ``mlp_layers`` linear maps (the output layer's MLP ends in the classes).
+    """
+
+    name = "gin"
+    summary = "Graph isomorphism network (Xu et al. 2019)"
+    Options = GINOptions
+
+    def build(self, in_dim: int, out_dim: int) -> GNNStack:
+        o = self.options
+        dims = o.dims(in_dim, out_dim)
+        n = len(dims) - 1
+        layers = []
+        for i in range(n):
+            inner = dims[i + 1] if i < n - 1 else dims[i]
+            layers.append(GINConv(mlp(dims[i], inner, dims[i + 1], o.mlp_layers), eps=o.eps,
+                                  learn_eps=o.learn_eps))
+        return GNNStack(layers, dims, activation=o.activation, dropout=o.dropout,
+                        input_dropout=o.input_dropout, norm=o.norm, residual=o.residual)

@@ -13,6 +13,7 @@ features, 40 classes).
 
     python benchmarks/gcn.py [--quick] [--device cpu|cuda] [--planetoid DIR]
     python benchmarks/gcn.py --density-sweep    # the sparse-feature threshold table
+    python benchmarks/gcn.py --kernels          # the SpMM kernel candidates
 
 The last output line is one JSON object with the figures.
 """
@@ -215,6 +216,50 @@ def density_sweep(device: torch.device, repeats: int) -> list[dict]:
     return rows
 
 
+def kernel_sweep(device: torch.device, repeats: int) -> list[dict]:
+    """CSR SpMM candidates on random graphs, interleaved: graphflow's kernel (embedding_bag
+    over int32 CSR), torch.sparse.mm on a CSR tensor (MKL / cuSPARSE), gather + index_add."""
+    import warnings
+
+    from graphflow.sparse.ops import csr_matmul, kernel_csr
+
+    rows = []
+    for n, e in ((2708, 13_264), (169_343, 1_334_049)):
+        gen = torch.Generator().manual_seed(0)
+        src, dst = torch.randint(0, n, (e,), generator=gen), torch.randint(0, n, (e,), generator=gen)
+        adj = Adjacency.from_edges(src, dst, n, n, device=device)
+        values = adj.norm("sym")
+        op = kernel_csr(adj, values)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mkl = torch.sparse_csr_tensor(op.indptr, op.indices, values, (n, n),
+                                          check_invariants=False)
+        rows_idx, cols = adj.row_index, adj.indices
+        for f in (7, 16, 40, 128):
+            x = torch.randn(n, f, generator=gen).to(device)
+            fns = {
+                "embedding_bag": lambda: csr_matmul(op, x, n),
+                "torch.sparse.mm": lambda: torch.sparse.mm(mkl, x),
+                "index_add": lambda: x.new_zeros(n, f).index_add_(0, rows_idx,
+                                                                  x[cols] * values[:, None]),
+            }
+            t: dict[str, list[float]] = {k: [] for k in fns}
+            reps = repeats if n < 10_000 else max(3, repeats // 4)
+            for i in range(2 + reps):
+                for name, fn in fns.items():
+                    _sync(device)
+                    t0 = time.perf_counter()
+                    fn()
+                    _sync(device)
+                    if i >= 2:
+                        t[name].append((time.perf_counter() - t0) * 1e3)
+            ms = {k: round(statistics.median(v), 3) for k, v in t.items()}
+            rows.append({"nodes": n, "edges": e, "features": f, **ms})
+            print(f"{n:>7} nodes {e:>9,} edges F={f:<4} " + "  ".join(
+                f"{k} {v:8.3f} ms" for k, v in ms.items()), flush=True)
+    return rows
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="few repeats (a smoke run)")
@@ -229,6 +274,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", choices=["cora", "arxiv"], default=None, help="one graph only")
     p.add_argument("--density-sweep", action="store_true",
                    help="time dense vs sparse first-layer products by feature density")
+    p.add_argument("--kernels", action="store_true",
+                   help="time the SpMM kernel candidates on random graphs")
     args = p.parse_args(argv)
     device = torch.device(args.device)
     if args.threads:
@@ -240,10 +287,15 @@ def main(argv: list[str] | None = None) -> int:
     repeats = args.repeats if args.repeats is not None else (5 if args.quick else 40)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {device}")
 
+    if args.kernels:
+        rows = kernel_sweep(device, repeats)
+        print(json.dumps({"benchmark": "gcn-kernels", "device": str(device),
+                          "threads": torch.get_num_threads(), "rows": rows}))
+        return 0
     if args.density_sweep:
         rows = density_sweep(device, repeats)
         print(json.dumps({"benchmark": "gcn-density-sweep", "device": str(device),
-                          "rows": rows}))
+                          "threads": torch.get_num_threads(), "rows": rows}))
         return 0
 
     results = []

@@ -168,3 +168,30 @@ def test_from_edges_rejects_mixed_devices_and_bad_values():
         adj.norm("sym", torch.ones(3))
     with pytest.raises(DeviceError, match="edge weights are on meta but the adjacency is on cpu"):
         adj.norm("sym", torch.ones(8, device="meta"))
+
+
+def test_from_graph_rejects_heterographs():
+    g = dgl.heterograph({("user", "follows", "user"): ([0], [1]),
+                         ("user", "buys", "item"): ([0], [0])})
+    with pytest.raises(DataError, match="needs a homogeneous graph, got node types"):
+        Adjacency.from_graph(g)
+
+
+def test_from_block_checks_ids_and_devices():
+    mismatch = Block(src_nodes=torch.arange(4), num_dst=2, indptr=torch.tensor([0, 1, 2]),
+                     indices=torch.tensor([3, 2]), eids=torch.tensor([0]))
+    with pytest.raises(DataError, match="block has 2 indices but 1 edge ids"):
+        Adjacency.from_block(mismatch)
+    split = Block(src_nodes=torch.arange(4), num_dst=2, indptr=torch.tensor([0, 1, 2]),
+                  indices=torch.tensor([3, 2], device="meta"), eids=torch.tensor([0, 1]))
+    with pytest.raises(DeviceError, match="block indptr is on cpu but its indices are on meta"):
+        Adjacency.from_block(split)
+
+
+def test_from_edges_rejects_non_tensors_and_negative_counts():
+    with pytest.raises(DataError, match="edge src must be a torch tensor, got list"):
+        Adjacency.from_edges([0, 1], DST, 5, 5)  # type: ignore[arg-type]
+    with pytest.raises(DataError, match="node counts must be >= 0, got num_src=-1"):
+        Adjacency.from_edges(SRC, DST, -1, 5)
+    with pytest.raises(DataError, match="values must be a floating-point tensor"):
+        Adjacency.from_edges(SRC, DST, 5, 5, values=torch.ones(8, dtype=torch.int64))

@@ -53,7 +53,7 @@ def node_features(data: GraphData, source: FeatureSource, artifacts: Artifacts, 
             raise DataError(
                 f'the graph {data.name!r} has no node features ("feat"); use a loader that '
                 f'provides them, or set features = "embeddings" after a stage that makes '
-                f'embeddings (e.g. [[train]] type = "skipgram" with [sample] type = "node2vec")')
+                f'embeddings (e.g. a "skipgram" training stage over a "node2vec" sampler)')
         if feat.dim() != 2 or feat.shape[0] != n:
             raise DataError(f'ndata["feat"] must be (N={n}, F), got {tuple(feat.shape)}')
         parts.append(feat)

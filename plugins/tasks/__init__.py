@@ -1,1 +1,9 @@
-"""Plugin "tasks": Node classification training."""
+"""Plugin "tasks": training tasks (``[train] type = ...``)."""
+
+from graphflow.plugin import hookimpl
+from graphflow_plugins.tasks.node_classification import NodeClassification
+
+
+@hookimpl
+def graphflow_register_tasks(register):
+    register(NodeClassification)

@@ -1,0 +1,195 @@
+"""Node classification mechanics: the objective, and full-batch or minibatch training passes.
+
+* :class:`Objective`: cross-entropy over class ids, or one-vs-rest binary cross-entropy over
+  0/1 multi-label targets; predictions and metrics to match.
+* :class:`FullBatch`: every epoch is one step on the whole graph (one :class:`Adjacency`
+  built once on the device, features moved once).
+* :class:`MiniBatches`: every epoch steps on the sampler's minibatches over the shuffled
+  training nodes (one block per layer).
+
+Both offer ``train_epoch(epoch) -> figures`` and ``logits() -> (N, C)`` (eval mode, every
+node, full neighborhoods: a full-graph forward, or layer-wise inference in batches).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from graphflow.errors import ConfigError, DataError
+from graphflow.sampling.block import MiniBatch
+from graphflow.sparse import Adjacency
+from graphflow.sparse.features import Features
+from graphflow.train.metrics import classification_report
+
+Progress = Callable[..., Any]
+
+
+@dataclass
+class Objective:
+    """Loss, prediction and metrics of single-label or multi-label classification."""
+
+    num_classes: int
+    multilabel: bool
+
+    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        """Mean loss of (n, C) logits against (n,) class ids or (n, C) 0/1 targets."""
+        if self.multilabel:
+            return F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype))
+        return F.cross_entropy(logits, target)
+
+    def predict(self, logits: torch.Tensor) -> torch.Tensor:
+        """int64 (n,) class ids, or float32 (n, C) 0/1 (a label where its logit > 0)."""
+        if self.multilabel:
+            return (logits > 0).float()
+        return logits.argmax(dim=-1)
+
+    def report(self, logits: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
+        """``acc``, ``f1_macro`` (and ``f1_micro`` for multi-label) of these rows."""
+        return classification_report(self.predict(logits), target, self.num_classes,
+                                      multilabel=self.multilabel)
+
+    @property
+    def score_name(self) -> str:
+        """The validation figure that picks the best model."""
+        return "f1_micro" if self.multilabel else "acc"
+
+
+class Stepper:
+    """One optimisation step with optional CUDA mixed precision (float16 + gradient scaling)."""
+
+    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device,
+                 scaler: torch.amp.GradScaler | None):
+        self.model, self.optimizer, self.device, self.scaler = model, optimizer, device, scaler
+
+    def autocast(self) -> contextlib.AbstractContextManager[Any]:
+        if self.scaler is None:
+            return contextlib.nullcontext()
+        return torch.autocast(device_type=self.device.type, dtype=torch.float16)
+
+    def step(self, loss: torch.Tensor) -> None:
+        self.optimizer.zero_grad(set_to_none=True)
+        if self.scaler is None:
+            loss.backward()
+            self.optimizer.step()
+        else:
+            self.scaler.scale(loss).backward()
+            self.scaler.step(self.optimizer)
+            self.scaler.update()
+
+
+class FullBatch:
+    """Full-graph training: the adjacency, features and labels live on the device."""
+
+    def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
+                 adj: Adjacency, x: Features, labels: torch.Tensor, train_ids: torch.Tensor,
+                 *, inference_batch_size: int = 0, progress: Progress | None = None):
+        dev = stepper.device
+        self.model, self.stepper, self.objective = model, stepper, objective
+        self.adj = adj.to(dev)
+        self.x = x.to(dev)  # (N, F)
+        self.labels = labels.to(dev)  # (N,) or (N, C)
+        self.train_ids = train_ids.to(dev)  # (n_train,)
+        self.inference_batch_size = inference_batch_size
+        self.progress = progress
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        self.model.train()
+        with self.stepper.autocast():
+            out = self.model(self.adj, self.x)[self.train_ids]  # (n_train, C)
+            loss = self.objective.loss(out.float(), self.labels[self.train_ids])
+        self.stepper.step(loss)
+        report = self.objective.report(out.detach(), self.labels[self.train_ids])
+        return {"loss": loss.item(), "train_acc": report["acc"]}
+
+    @torch.no_grad()
+    def logits(self) -> torch.Tensor:
+        """(N, C) float32 on the device: eval mode, every node, full neighborhoods."""
+        self.model.eval()
+        with self.stepper.autocast():
+            if self.inference_batch_size > 0:
+                out = self.model.inference(self.adj, self.x, batch_size=self.inference_batch_size,
+                                           device=self.stepper.device, progress=self.progress)
+            else:
+                out = self.model(self.adj, self.x)
+        return out.float()
+
+
+class MiniBatches:
+    """Sampled training: shuffled seeds in batches, one block per layer.
+
+    With a :class:`~graphflow.sampling.sampler.MinibatchSampler` the batches come from its
+    ``iterate(graph, seeds, generator)`` (shuffled with ``generator``, prefetched, features
+    and labels gathered on its output device); any other sampler gets the seeds shuffled
+    here, ``batch_size`` at a time, and ``sample(graph, seeds)`` per batch. The full graph
+    and the features stay on the CPU; predictions use layer-wise inference over the full
+    graph, ``inference_batch_size`` nodes at a time.
+    """
+
+    def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
+                 adj: Adjacency, x: Features, labels: torch.Tensor, train_ids: torch.Tensor,
+                 *, sampler: Any, graph: Any, generator: torch.Generator,
+                 use_sampled_features: bool, inference_batch_size: int,
+                 progress: Progress | None = None):
+        self.model, self.stepper, self.objective = model, stepper, objective
+        self.adj, self.x, self.labels, self.train_ids = adj, x, labels, train_ids  # CPU
+        self.sampler, self.graph, self.generator = sampler, graph, generator
+        self.use_sampled_features = use_sampled_features
+        self.inference_batch_size = inference_batch_size
+        self.progress = progress
+        if hasattr(sampler, "check_layers") and hasattr(model, "num_layers"):
+            sampler.check_layers(model.num_layers)
+        if not hasattr(sampler, "iterate"):
+            batch_size = getattr(getattr(sampler, "options", None), "batch_size", None)
+            if not isinstance(batch_size, int) or batch_size < 1:
+                raise ConfigError(f"sampler {getattr(sampler, 'name', sampler)!r} has neither "
+                                  f"iterate() nor a batch_size option, so its seeds cannot be "
+                                  f"batched")
+
+    def batches(self) -> Iterator[MiniBatch]:
+        """This epoch's minibatches over the training nodes."""
+        if hasattr(self.sampler, "iterate"):
+            yield from self.sampler.iterate(self.graph, self.train_ids, self.generator)
+            return
+        order = torch.randperm(self.train_ids.shape[0], generator=self.generator)
+        for seeds in self.train_ids[order].split(self.sampler.options.batch_size):
+            yield self.sampler.sample(self.graph, seeds)
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        self.model.train()
+        dev = self.stepper.device
+        total_loss, correct, seen = 0.0, 0.0, 0
+        for mb in self.batches():
+            if not isinstance(mb, MiniBatch):
+                raise DataError(f"the sampler returned {type(mb).__name__}, expected "
+                                f"graphflow.sampling.block.MiniBatch")
+            adjs = [Adjacency.from_block(b.to(dev)) for b in mb.blocks]
+            if self.use_sampled_features and mb.features is not None:
+                x = mb.features.to(dev)  # (num_input, F)
+            else:
+                x = self.x[mb.input_nodes.cpu()].to(dev)  # (num_input, F)
+            y = (mb.labels if mb.labels is not None else self.labels[mb.seeds.cpu()]).to(dev)
+            with self.stepper.autocast():
+                out = self.model(adjs, x)  # (B, C)
+                loss = self.objective.loss(out.float(), y)
+            self.stepper.step(loss)
+            n = int(y.shape[0])
+            total_loss += loss.item() * n
+            correct += self.objective.report(out.detach(), y)["acc"] * n
+            seen += n
+        return {"loss": total_loss / max(seen, 1), "train_acc": correct / max(seen, 1)}
+
+    @torch.no_grad()
+    def logits(self) -> torch.Tensor:
+        """(N, C) float32 on the CPU, by layer-wise full-neighbor inference."""
+        self.model.eval()
+        with self.stepper.autocast():
+            out = self.model.inference(self.adj, self.x, batch_size=self.inference_batch_size,
+                                       device=self.stepper.device, progress=self.progress)
+        return out.float()

@@ -1,0 +1,290 @@
+"""node_classification end to end on seeded SBM graphs: full-batch and sampled training,
+metrics and artifacts, checkpoints, early stopping, --resume, features, errors."""
+
+import json
+import re
+from dataclasses import dataclass
+
+import pytest
+import torch
+
+from graphflow.components import Loader, Task
+from graphflow.errors import ConfigError, DataError
+from graphflow.graph import GraphData
+from graphflow.manager import create_host
+from graphflow.options import option
+from graphflow.plugin import hookimpl
+from graphflow.train import checkpoint as ckpt
+
+SBM = """
+[pipeline]
+name = "nc"
+seed = {seed}
+[load]
+type = "synthetic"
+nodes = 300
+classes = 3
+features = 8
+p_in = 0.06
+p_out = 0.006
+signal = 0.7
+{sample}
+[model]
+type = "{model}"
+hidden = 16
+[train]
+type = "node_classification"
+epochs = {epochs}
+lr = {lr}
+{train}
+"""
+
+SAMPLER = """
+[sample]
+type = "neighbor"
+fanouts = [5, 5]
+batch_size = 64
+"""
+
+
+def pipeline(seed=0, model="gcn", epochs=30, sample="", train="", lr=0.02):
+    return SBM.format(seed=seed, model=model, epochs=epochs, sample=sample, train=train, lr=lr)
+
+
+def epochs_logged(out_dir):
+    lines = (out_dir / "metrics.jsonl").read_text().splitlines()
+    return [json.loads(line) for line in lines]
+
+
+def test_full_batch_training_learns_and_reports(run_toml, tmp_path):
+    result = run_toml(pipeline())
+    ctx, m = result.ctx, result.ctx.metrics
+    labels = ctx.data.graph.ndata["label"]
+    assert m["train_acc"] > 0.9 and m["val_acc"] > 0.8 and m["test_acc"] > 0.8
+    assert {"train_f1_macro", "val_f1_macro", "test_f1_macro", "best_epoch"} <= set(m)
+    art = ctx.artifacts
+    assert art.logits.shape == (300, 3) and art.predictions.dtype == torch.int64
+    assert torch.equal(art.predictions, art.logits.argmax(1))
+    test = ctx.data.graph.ndata["test_mask"]
+    assert (art.predictions[test] == labels[test]).float().mean().item() == m["test_acc"]
+    records = epochs_logged(result.out_dir)
+    assert [r["epoch"] for r in records] == list(range(1, 31))
+    assert {"loss", "train_acc", "val_loss", "val_acc"} <= set(records[0])
+    assert records[-1]["loss"] < records[0]["loss"]
+    assert result.record["metrics"]["test_acc"] == m["test_acc"]
+    # The checkpoint holds the best-validation model, which the artifact model is.
+    saved = ckpt.load(result.out_dir / "checkpoint.pt")
+    assert saved["epoch"] == m["best_epoch"]
+    assert all(torch.equal(v, art.model.state_dict()[k]) for k, v in saved["model"].items())
+    assert (result.out_dir / "train_state.pt").exists()
+
+
+def test_same_seed_same_result_and_another_seed_differs(run_toml, tmp_path):
+    a = run_toml(pipeline(seed=1, epochs=5)).ctx.artifacts.logits
+    b = run_toml(pipeline(seed=1, epochs=5), out_dir=tmp_path / "b").ctx.artifacts.logits
+    c = run_toml(pipeline(seed=2, epochs=5), out_dir=tmp_path / "c").ctx.artifacts.logits
+    assert torch.equal(a, b) and not torch.equal(a, c)
+
+
+def test_minibatch_training_with_the_neighbor_sampler(run_toml):
+    result = run_toml(pipeline(model="sage", epochs=8, sample=SAMPLER,
+                               train="inference_batch_size = 70"))
+    m = result.ctx.metrics
+    assert m["train_acc"] > 0.9 and m["test_acc"] > 0.8
+    assert result.ctx.artifacts.logits.shape == (300, 3)
+
+
+def test_restore_best_off_keeps_the_last_model_and_early_stopping_stops(run_toml, tmp_path):
+    last = run_toml(pipeline(epochs=12, train="restore_best = false\ncheckpoint = false"))
+    assert not (last.out_dir / "checkpoint.pt").exists()
+    # lr so small that validation stops improving almost at once: patience ends the run.
+    stop = run_toml(pipeline(epochs=200, lr=1e-6, train="patience = 3"),
+                    out_dir=tmp_path / "stop")
+    records = epochs_logged(stop.out_dir)
+    best = int(stop.ctx.metrics["best_epoch"])
+    assert records[-1]["epoch"] == best + 3 < 200
+
+
+class Interrupt:
+    """A plugin that presses Ctrl-C after a given epoch (a real KeyboardInterrupt)."""
+
+    def __init__(self, after: int):
+        self.after = after
+
+    @hookimpl
+    def graphflow_epoch_end(self, ctx, stage, epoch, metrics):
+        if epoch == self.after:
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("sample", ["", SAMPLER], ids=["full-batch", "sampled"])
+def test_resume_after_an_interruption_ends_as_an_uninterrupted_run(run_toml, tmp_path, sample):
+    text = pipeline(model="sage", epochs=9, sample=sample, train="eval_every = 2")
+    whole = run_toml(text, out_dir=tmp_path / "whole")
+    out = tmp_path / "cut"
+    with pytest.raises(KeyboardInterrupt):
+        run_toml(text, out_dir=out, host=create_host(plugins={"ctrl_c": Interrupt(after=5)}))
+    # The state was saved at epoch 4 (eval_every = 2): epoch 5 is run again, and logged once.
+    resumed = run_toml(text, out_dir=out, resume=True)
+    assert resumed.ctx.metrics == whole.ctx.metrics
+    assert torch.equal(resumed.ctx.artifacts.logits, whole.ctx.artifacts.logits)
+    assert [r["epoch"] for r in epochs_logged(out)] == list(range(1, 10))
+    assert epochs_logged(out) == epochs_logged(whole.out_dir)
+
+
+def test_resume_with_more_epochs_continues_a_shorter_run(run_toml, tmp_path):
+    full = run_toml(pipeline(epochs=12), out_dir=tmp_path / "full")
+    run_toml(pipeline(epochs=7), out_dir=tmp_path / "short")
+    more = run_toml(pipeline(epochs=12), out_dir=tmp_path / "short", resume=True)
+    assert more.ctx.metrics == full.ctx.metrics
+    assert torch.equal(more.ctx.artifacts.logits, full.ctx.artifacts.logits)
+
+
+def test_resume_refuses_a_changed_model_or_no_checkpoints(run_toml, tmp_path):
+    run_toml(pipeline(epochs=2))
+    with pytest.raises(ConfigError, match=r"cannot resume from .*train_state.pt: the pipeline "
+                                          r"changed \(model_options\)"):
+        run_toml(pipeline(epochs=4).replace("hidden = 16", "hidden = 8"), resume=True)
+    with pytest.raises(ConfigError, match="--resume needs checkpoint = true"):
+        run_toml(pipeline(epochs=4, train="checkpoint = false"), resume=True)
+
+
+@dataclass
+class EmbedOptions:
+    dim: int = option(4, "Width.")
+
+
+class LabelEmbeddings(Task):
+    """Test stage: embeddings that encode the label (what an embedding stage hands on)."""
+
+    name = "label_embeddings"
+    summary = "test"
+    Options = EmbedOptions
+
+    def run(self, ctx):
+        label = ctx.graph().graph.ndata["label"]
+        emb = torch.nn.functional.one_hot(label, self.options.dim).float()
+        ctx.artifacts.embeddings = emb + 0.1 * torch.randn(emb.shape, generator=ctx.rng)
+
+
+class EmbeddingPlugin:
+    @hookimpl
+    def graphflow_register_tasks(self, register):
+        register(LabelEmbeddings)
+
+
+def test_features_from_an_earlier_embedding_stage(run_toml):
+    text = pipeline(epochs=20).replace("[train]\n", "[[train]]\ntype = \"label_embeddings\"\n"
+                                       "[[train]]\n")
+    host = create_host(plugins={"embed": EmbeddingPlugin()})
+    emb = run_toml(text + 'features = "embeddings"', host=host).ctx
+    assert emb.metrics["test_acc"] > 0.95  # the embeddings all but give the labels away
+    assert emb.artifacts.model.in_dim == 4
+    host = create_host(plugins={"embed": EmbeddingPlugin()})
+    both = run_toml(text + 'features = "feat+embeddings"', host=host).ctx
+    assert both.artifacts.model.in_dim == 12
+    with pytest.raises(ConfigError, match=r"no 'embeddings' artifact to use; the stages "
+                                          r"before it produced: none"):
+        run_toml(pipeline(epochs=1, train='features = "embeddings"'))
+
+
+class MultiLabelSBM(Loader):
+    """Test loader: an SBM whose nodes carry their class and the next one as two labels."""
+
+    name = "multilabel_sbm"
+    summary = "test"
+
+    def load(self, ctx):
+        from graphflow.compat.dgl import dgl
+        from graphflow.generate import sbm
+        from graphflow.graph import NodeIds
+
+        gen = sbm(300, 4, 8, p_in=0.06, p_out=0.006, seed=0, signal=1.0)
+        g = dgl.graph((gen.src, gen.dst), num_nodes=300)
+        g.ndata["feat"] = gen.feat
+        hot = torch.nn.functional.one_hot(gen.label, 4).float()
+        g.ndata["label"] = (hot + hot.roll(1, dims=1)).clamp(max=1)  # (N, 4), two labels each
+        order = torch.randperm(300, generator=torch.Generator().manual_seed(0))
+        for name, part in zip(("train_mask", "val_mask", "test_mask"),
+                              (order[:180], order[180:240], order[240:])):
+            g.ndata[name] = torch.zeros(300, dtype=torch.bool).index_fill_(0, part, True)
+        return GraphData(graph=g, ids=NodeIds.identity(300))
+
+
+class MultiLabelPlugin:
+    @hookimpl
+    def graphflow_register_loaders(self, register):
+        register(MultiLabelSBM)
+
+
+def test_multilabel_targets_train_one_vs_rest(run_toml):
+    text = """
+[load]
+type = "multilabel_sbm"
+[model]
+type = "gcn"
+hidden = 16
+[train]
+type = "node_classification"
+epochs = 40
+lr = 0.02
+"""
+    ctx = run_toml(text, host=create_host(plugins={"ml": MultiLabelPlugin()})).ctx
+    assert ctx.metrics["test_f1_micro"] > 0.8 and "test_f1_macro" in ctx.metrics
+    pred = ctx.artifacts.predictions
+    assert pred.shape == (300, 4) and set(pred.unique().tolist()) <= {0.0, 1.0}
+    assert torch.equal(pred, (ctx.artifacts.logits > 0).float())
+
+
+def test_amp_on_the_cpu_warns_and_trains_in_float32(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(pipeline(epochs=2, train="amp = true").replace('seed = 0',
+                                                                   'seed = 0\ndevice = "cpu"'))
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 0, err
+    assert err.count("amp = true needs CUDA") == 1
+
+
+@pytest.mark.parametrize("load, message", [
+    ('type = "synthetic"\nkind = "powerlaw"\nnodes = 50\nedges = 200\nfeatures = 4',
+     r'no labels \(ndata\["label"\]\)'),
+    ('type = "synthetic"\nnodes = 60\nfeatures = 0', r'no node features \("feat"\)'),
+])
+def test_missing_data_is_one_clear_error(cli, tmp_path, load, message):
+    text = f"""
+[load]
+{load}
+[model]
+type = "gcn"
+[train]
+type = "node_classification"
+epochs = 1
+"""
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1 and "Traceback" not in err
+    assert "[train] node_classification:" in err
+    assert re.search(message, err), err
+
+
+def test_bad_task_options_name_the_key(run_toml):
+    with pytest.raises(ConfigError, match=r"train.optimizer: expected \"adam\" \| \"adamw\" \| "
+                                          r"\"sgd\", got \"adagrad\""):
+        run_toml(pipeline(train='optimizer = "adagrad"'))
+    with pytest.raises(ConfigError, match="eval_every must be >= 1"):
+        run_toml(pipeline(train="eval_every = 0"))
+    with pytest.raises(ConfigError, match=r"fanouts = \[5, 5, 5\] has 3 entries but the model "
+                                          r"has 2 message-passing layers"):
+        run_toml(pipeline(sample=SAMPLER.replace("[5, 5]", "[5, 5, 5]")))
+
+
+def test_unlabelled_nodes_inside_a_mask_are_refused(run_toml):
+    class Unlabel:
+        @hookimpl
+        def graphflow_stage_end(self, ctx, stage, seconds):
+            if stage.section == "load":
+                ctx.data.graph.ndata["label"][ctx.data.graph.ndata["train_mask"].nonzero()[0]] = -1
+
+    with pytest.raises(DataError, match=r"labels of the split nodes must lie in \[0, 3\)"):
+        run_toml(pipeline(epochs=1), host=create_host(plugins={"unlabel": Unlabel()}))

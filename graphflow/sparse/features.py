@@ -18,7 +18,7 @@ from typing import Union
 import torch
 import torch.nn.functional as F
 
-from graphflow.errors import ConfigError, DataError
+from graphflow.errors import ConfigError, DataError, DeviceError
 from graphflow.sparse.adjacency import Adjacency
 from graphflow.sparse.ops import spmm
 
@@ -182,6 +182,7 @@ def density(x: torch.Tensor) -> float:
 def matmul(x: Features, weight: torch.Tensor) -> torch.Tensor:
     """``x @ weight``: (N, F_in) x (F_in, F_out) -> (N, F_out), sparse when ``x`` is."""
     if isinstance(x, SparseFeatures):
+        _check_weight(x, weight, weight.shape[0])
         return spmm(x.structure, weight, x.values.to(weight.dtype))
     return x @ weight
 
@@ -189,9 +190,19 @@ def matmul(x: Features, weight: torch.Tensor) -> torch.Tensor:
 def linear(x: Features, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
     """``F.linear`` for either kind of features: weight (F_out, F_in), as in ``nn.Linear``."""
     if isinstance(x, SparseFeatures):
+        _check_weight(x, weight, weight.shape[-1])
         out = spmm(x.structure, weight.t(), x.values.to(weight.dtype))  # (N, F_out)
-        return out if bias is None else out + bias
+        return out if bias is None else out.add_(bias)
     return F.linear(x, weight, bias)
+
+
+def _check_weight(x: SparseFeatures, weight: torch.Tensor, in_dim: int) -> None:
+    if weight.device != x.device and not (weight.device.type == x.device.type == "cpu"):
+        raise DeviceError(f"sparse features are on {x.device} but the layer weight is on "
+                          f"{weight.device}; move the features with .to('{weight.device}')")
+    if in_dim != x.shape[1]:
+        raise DataError(f"sparse features have {x.shape[1]} columns but the layer expects "
+                        f"{in_dim} input features")
 
 
 def dropout(x: Features, p: float, training: bool) -> Features:

@@ -110,3 +110,26 @@ def test_bad_options():
         GCNConv(4, 2, norm="left")  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="without a weight keeps the feature size"):
         GCNConv(4, 2, weight=False)
+
+
+def test_seeded_training_is_repeatable(case):
+    """Same seed, same CPU run: bitwise-identical parameters after a few dropout steps."""
+
+    def train() -> list[torch.Tensor]:
+        torch.manual_seed(0)
+        conv1, conv2 = GCNConv(4, 8), GCNConv(8, 2)
+        params = list(conv1.parameters()) + list(conv2.parameters())
+        opt = torch.optim.Adam(params, lr=0.1)
+        x = torch.randn(case.num_src, 4)
+        adj = case.adj
+        for _ in range(5):
+            opt.zero_grad()
+            h = torch.nn.functional.dropout(conv1(adj, x).relu(), 0.5)
+            out = conv2(Adjacency.from_edges(torch.arange(adj.num_dst), torch.arange(adj.num_dst),
+                                             adj.num_dst, adj.num_dst), h[: adj.num_dst])
+            out.square().sum().backward()
+            opt.step()
+        return [p.detach().clone() for p in params]
+
+    for a, b in zip(train(), train()):
+        assert torch.equal(a, b)

@@ -2,7 +2,7 @@ import pytest
 import scipy.sparse
 import torch
 
-from graphflow.errors import ConfigError, DataError
+from graphflow.errors import ConfigError, DataError, DeviceError
 from graphflow.sparse import SparseFeatures, as_features
 from graphflow.sparse.features import density, dropout, linear, matmul, to_dense
 
@@ -116,3 +116,13 @@ def test_bad_inputs():
     sf = SparseFeatures.from_dense(sparse_matrix())
     with pytest.raises(DataError, match=f"need {sf.nnz} values, got"):
         sf.with_values(torch.ones(sf.nnz + 1))
+
+
+def test_weight_device_and_width_are_checked():
+    sf = SparseFeatures.from_dense(sparse_matrix())
+    with pytest.raises(DeviceError, match="sparse features are on cpu but the layer weight is "
+                                          "on meta"):
+        linear(sf, torch.ones(4, 7, device="meta"))
+    with pytest.raises(DataError, match="sparse features have 7 columns but the layer expects "
+                                        "5 input features"):
+        matmul(sf, torch.ones(5, 3, dtype=torch.float64))

@@ -149,6 +149,8 @@ class Adjacency:
                         self.num_src, self.num_dst,
                         None if self.values is None else self.values.to(device))
         for key, value in self._cache.items():
+            if key == "t_values":  # keyed on a tensor's identity: rebuilt on first use
+                continue
             moved = _move(value, device)
             if moved is not None:
                 out._cache[key] = moved

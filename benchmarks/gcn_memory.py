@@ -91,10 +91,11 @@ def main(argv: list[str] | None = None) -> int:
     mark("forward + backward", t)
     peak = peak_rss_gib()
     ok = peak < args.limit_gib
-    dense_tb = nodes * nodes * 4 / 1e12
+    dense_gb = nodes * nodes * 4 / 1e9
+    dense = f"{dense_gb / 1e3:,.1f} TB" if dense_gb >= 1e3 else f"{dense_gb:,.1f} GB"
     print(f"{nodes:,} nodes, {adj.nnz:,} edges, {args.features} features: peak RSS "
           f"{peak:.2f} GiB ({'under' if ok else 'OVER'} the {args.limit_gib} GiB limit; a "
-          f"dense float32 adjacency alone would be {dense_tb:,.1f} TB)")
+          f"dense float32 adjacency alone would be {dense})")
     print(json.dumps({"benchmark": "gcn_memory", "nodes": nodes, "edges": adj.nnz,
                       "features": args.features, "hidden": args.hidden,
                       "peak_rss_gib": round(peak, 3), "limit_gib": args.limit_gib,

@@ -7,6 +7,11 @@ from __future__ import annotations
 
 from graphflow.plugin import hookimpl
 from graphflow.registry import Register
+from graphflow_plugins.loaders.dgl import DglLoader
+from graphflow_plugins.loaders.edgelist import EdgelistLoader
+from graphflow_plugins.loaders.mat import MatLoader
+from graphflow_plugins.loaders.networkx import NetworkxLoader
+from graphflow_plugins.loaders.parquet import ParquetLoader
 from graphflow_plugins.loaders.planetoid import PlanetoidLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
 
@@ -14,5 +19,6 @@ from graphflow_plugins.loaders.synthetic import SyntheticLoader
 @hookimpl
 def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
-    for cls in (PlanetoidLoader, SyntheticLoader):
+    for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
+                PlanetoidLoader, SyntheticLoader):
         register(cls)

@@ -1,0 +1,175 @@
+"""The ``networkx`` loader: GraphML, GML, adjacency lists and edge lists via networkx, or one of
+networkx's built-in graphs (``karate_club``...)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import networkx as nx
+import numpy as np
+import pyarrow as pa
+import scipy.sparse as sp
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.components import Loader
+from graphflow.context import RunContext
+from graphflow.errors import DataError
+from graphflow.graph import GraphData, NodeIds
+from graphflow.io.nodes import OnNan, check_finite, node_table
+from graphflow.options import option
+
+READERS: dict[str, Callable[[str], nx.Graph]] = {
+    "graphml": nx.read_graphml,
+    "gml": nx.read_gml,
+    "adjlist": nx.read_adjlist,
+    "edgelist": lambda p: nx.read_edgelist(p, data=[("weight", float)]),
+}
+SUFFIXES = {".graphml": "graphml", ".xml": "graphml", ".gml": "gml", ".adjlist": "adjlist",
+            ".edgelist": "edgelist", ".edges": "edgelist", ".txt": "edgelist"}
+BUILTINS: dict[str, Callable[[], nx.Graph]] = {
+    "karate_club": nx.karate_club_graph,
+    "davis_southern_women": nx.davis_southern_women_graph,
+    "florentine_families": nx.florentine_families_graph,
+    "les_miserables": nx.les_miserables_graph,
+}
+LABEL_ATTRIBUTES = ("label", "club", "class", "community", "bipartite")
+"""Node attributes taken as the label, first found first (karate's ``club``...)."""
+FEATURE_ATTRIBUTES = ("feat", "features", "x")
+
+
+@dataclass
+class NetworkxOptions:
+    path: Path | None = option(None, "A graph file: .graphml, .gml, .adjlist, .edgelist.")
+    format: Literal["auto", "graphml", "gml", "adjlist", "edgelist"] = option(
+        "auto", "File format; auto: from the suffix.")
+    graph: str = option("", f"A networkx built-in instead of a file: {', '.join(BUILTINS)}.")
+    label: str = option("auto", "Node attribute holding the label; auto: the first of "
+                                f"{', '.join(LABEL_ATTRIBUTES)} present on every node; "
+                                f'"" for none.')
+    features: list[str] = option(
+        [], "Numeric node attributes to use as features (one column each); default: a list "
+            f"attribute named {' / '.join(FEATURE_ATTRIBUTES)} if every node has one.")
+    weight: str = option("weight", "Edge attribute holding the weight, used when every edge "
+                                   'has it ("" for none).')
+    on_nan: OnNan = option("error", 'NaN/inf features: "error" or "zero" (replace by 0).')
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (not self.graph):
+            raise ValueError(f'give either path = "file.graphml" or graph = "<name>" '
+                             f"({', '.join(BUILTINS)})")
+        if self.graph and self.graph not in BUILTINS:
+            raise ValueError(f"graph = {self.graph!r}: unknown; choose one of "
+                             f"{', '.join(BUILTINS)}")
+        if self.path is not None and self.format == "auto" \
+                and self.path.suffix.lower() not in SUFFIXES:
+            raise ValueError(f"cannot tell the format of {self.path.name} from its suffix; set "
+                             f"format = {' | '.join(READERS)}")
+
+
+class NetworkxLoader(Loader):
+    """Graphs that networkx reads, with their node ids and known attributes.
+
+    Undirected graphs get both edge directions; directed ones keep theirs; a multigraph's
+    parallel edges are merged (weights summed). Node ids stay as networkx has them (integers
+    or strings). A label attribute (``club`` for karate) becomes ``label`` with its values'
+    names in ``meta["classes"]``; a list attribute ``feat`` (or the attributes listed in
+    ``features``) becomes ``feat``.
+    """
+
+    name = "networkx"
+    summary = "GraphML / GML / adjlist / edgelist files via networkx, or karate_club & co"
+    Options = NetworkxOptions
+
+    def check(self) -> None:
+        if self.options.path is not None and not self.options.path.is_file():
+            raise DataError(f"graph file not found: {self.options.path}")
+
+    def load(self, ctx: RunContext) -> GraphData:
+        o = self.options
+        graph, source = self._read()
+        if graph.number_of_nodes() == 0 or graph.number_of_edges() == 0:
+            raise DataError(f"{source} has no edges; the graph would be empty")
+        nodes = list(graph.nodes)  # networkx holds nodes as Python objects: one pass
+        ids = _ids(nodes)
+        weight = o.weight if o.weight and _all_have(graph.edges(data=True), o.weight) else None
+        adj = sp.coo_matrix(nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight,
+                                                     dtype=np.float32))
+        g = dgl.graph((torch.from_numpy(adj.row.astype(np.int64)),
+                       torch.from_numpy(adj.col.astype(np.int64))), num_nodes=len(nodes))
+        if weight is not None:
+            g.edata["weight"] = torch.from_numpy(adj.data.astype(np.float32))
+        meta: dict[str, Any] = {"source": source}
+        columns = self._node_columns(graph, nodes)
+        if columns:
+            table = node_table(pa.table({"id": ids, **columns}), where=lambda r: f"{source}, "
+                               f"node {nodes[r]!r}", source=source,
+                               feature_columns=[c for c in columns if c != "label"] or None)
+            if table.label is not None:
+                g.ndata["label"] = table.label
+                if table.classes is not None:
+                    meta["classes"] = table.classes
+            if table.feat is not None:
+                g.ndata["feat"], zeroed = check_finite(table.feat, on_nan=o.on_nan,
+                                                       where=table.where, ids=ids)
+                if zeroed:
+                    ctx.info(f'on_nan = "zero": set {zeroed} NaN/inf feature values to 0')
+        name = o.graph or (o.path.stem if o.path else "graph")
+        return GraphData(graph=g, ids=NodeIds(len(ids), ids), name=name, meta=meta)
+
+    def _read(self) -> tuple[nx.Graph, str]:
+        o = self.options
+        if o.graph:
+            return BUILTINS[o.graph](), f"networkx {o.graph}"
+        assert o.path is not None
+        if not o.path.is_file():
+            raise DataError(f"graph file not found: {o.path}")
+        fmt = SUFFIXES[o.path.suffix.lower()] if o.format == "auto" else o.format
+        try:
+            return READERS[fmt](str(o.path)), str(o.path)
+        except (nx.NetworkXError, ValueError, TypeError, SyntaxError, KeyError) as exc:
+            raise DataError(f"{o.path}: cannot read it as {fmt}: {exc}") from None
+        except Exception as exc:  # XML parse errors and the like
+            if type(exc).__module__.startswith(("xml", "networkx")):
+                raise DataError(f"{o.path}: cannot read it as {fmt}: {exc}") from None
+            raise
+
+    def _node_columns(self, graph: nx.Graph, nodes: list[Any]) -> dict[str, pa.Array]:
+        o = self.options
+        attrs = graph.nodes
+        columns: dict[str, pa.Array] = {}
+        label = o.label
+        if label == "auto":
+            label = next((a for a in LABEL_ATTRIBUTES if _all_have(attrs(data=True), a)), "")
+        elif label and not _all_have(attrs(data=True), label):
+            raise DataError(f"not every node has the label attribute {label!r}")
+        if label:
+            columns["label"] = _column([attrs[n][label] for n in nodes], label)
+        names = list(o.features)
+        if not names:
+            names = [a for a in FEATURE_ATTRIBUTES if _all_have(attrs(data=True), a)][:1]
+        for name in names:
+            if not _all_have(attrs(data=True), name):
+                raise DataError(f"not every node has the feature attribute {name!r}")
+            columns[f"feature:{name}"] = _column([attrs[n][name] for n in nodes], name)
+        return columns
+
+
+def _all_have(items: Any, key: str) -> bool:
+    return all(key in item[-1] for item in items)
+
+
+def _ids(nodes: list[Any]) -> pa.Array:
+    if all(isinstance(n, (int, np.integer)) and not isinstance(n, bool) for n in nodes):
+        return pa.array(nodes, type=pa.int64())
+    return pa.array([str(n) for n in nodes], type=pa.string())
+
+
+def _column(values: list[Any], name: str) -> pa.Array:
+    try:
+        return pa.array(values)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        raise DataError(f"node attribute {name!r} mixes types; it cannot be a column") from None

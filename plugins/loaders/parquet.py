@@ -1,0 +1,99 @@
+"""The ``parquet`` loader: an edge table and an optional node table in Parquet files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from graphflow.components import Loader
+from graphflow.context import RunContext
+from graphflow.errors import DataError
+from graphflow.graph import GraphData
+from graphflow.io.assemble import EdgeColumns, assemble
+from graphflow.io.nodes import OnNan, read_node_table
+from graphflow.io.parquet import read_parquet
+from graphflow.options import option
+from graphflow_plugins.loaders.edgelist import report
+
+EDGES_FILE = "edges.parquet"
+NODES_FILE = "nodes.parquet"
+"""The files of a graph folder, as the ``parquet`` exporter writes them (``what = "graph"``)."""
+
+
+@dataclass
+class ParquetOptions:
+    path: Path | None = option(
+        None, f"A graph folder holding {EDGES_FILE} and, optionally, {NODES_FILE} (what the "
+              f'parquet exporter writes for what = "graph"). Or give edges / nodes.')
+    edges: Path | None = option(None, "The edge table.")
+    nodes: Path | None = option(None, "The node table (id, features, label, masks).")
+    src_column: str = option("src", "Edge table: source node id column.")
+    dst_column: str = option("dst", "Edge table: target node id column.")
+    weight_column: str = option(
+        "weight", "Edge table: weight column; used when present (another name must exist).")
+    directed: bool = option(True, "False: each row is an undirected edge (both directions are "
+                                  "added, a repeated pair is kept once).")
+    id_column: str = option("id", "Node table: the id column.")
+    label_column: str = option("label", "Node table: the label column, if present.")
+    feature_columns: list[str] | None = option(
+        None, "Node table: feature columns; default: its one list column, else every numeric "
+              "column besides id, label and masks.")
+    on_nan: OnNan = option("error", 'NaN/inf features: "error" or "zero" (replace by 0).')
+
+    def __post_init__(self) -> None:
+        if (self.path is None) == (self.edges is None):
+            raise ValueError('give either path = "graph folder" or edges = "edges.parquet"')
+
+    def files(self) -> tuple[Path, Path | None]:
+        """The edge table and the node table (None when there is none)."""
+        if self.path is not None:
+            nodes = self.path / NODES_FILE
+            return self.path / EDGES_FILE, (nodes if nodes.exists() else None)
+        return self.edges, self.nodes  # type: ignore[return-value]
+
+
+class ParquetLoader(Loader):
+    """Graphs stored as Parquet tables, read in batches through pyarrow.
+
+    The edge table has source and target id columns (integers or strings) and optionally a
+    weight column. The node table, when given, fixes the node order and carries features
+    (one list column or several numeric columns), labels and masks; every edge must name a
+    node of the table. ``path`` reads a folder written by the ``parquet`` exporter.
+    """
+
+    name = "parquet"
+    summary = "Edge table + node table in Parquet (reads the parquet exporter's graph folder)"
+    Options = ParquetOptions
+
+    def check(self) -> None:
+        o = self.options
+        if o.path is not None and not o.path.is_dir():
+            raise DataError(f"graph folder not found: {o.path}")
+        edges, nodes = o.files()
+        if not edges.is_file():
+            raise DataError(f"edge table not found: {edges}")
+        if nodes is not None and not nodes.is_file():
+            raise DataError(f"node table not found: {nodes}")
+
+    def load(self, ctx: RunContext) -> GraphData:
+        o = self.options
+        edges_path, nodes_path = o.files()
+        if o.path is not None and not o.path.is_dir():
+            raise DataError(f"graph folder not found: {o.path}")
+        select = {"src": o.src_column, "dst": o.dst_column, "weight": o.weight_column}
+        optional = ("weight",) if o.weight_column == "weight" else ()
+        read = read_parquet(edges_path, select=select, optional=optional, what="edge table")
+        table = read.table
+        nodes = None
+        if nodes_path is not None:
+            nodes = read_node_table(nodes_path, id_column=o.id_column,
+                                    label_column=o.label_column,
+                                    feature_columns=o.feature_columns)
+        edges = EdgeColumns(src=table.column("src"), dst=table.column("dst"),
+                            weight=table.column("weight") if "weight" in table.column_names
+                            else None, where=read.where, source=f"edge table {edges_path}")
+        name = o.path.name if o.path is not None else edges_path.stem
+        built = assemble(edges, nodes, directed=o.directed, name=name, on_nan=o.on_nan)
+        report(ctx, built)
+        return built.data
+

@@ -62,22 +62,30 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) ->
         return out if x.dim() == 2 else out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
     if values.dim() == 2 and values.shape[0] == adj.nnz and x.dim() >= 2 \
             and x.shape[1] == values.shape[1]:
-        heads = [spmm(adj, x[:, h], values[:, h]) for h in range(values.shape[1])]
-        return torch.stack(heads, dim=1)  # (num_dst, H, *)
+        heads = values.shape[1]
+        flat = x.reshape(adj.num_src, heads, math.prod(x.shape[2:]))  # (num_src, H, F)
+        out = _SpMM.apply(adj, values, flat)  # (num_dst, H, F)
+        return out if x.dim() == 3 else out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
     raise DataError(f"spmm values must have shape ({adj.nnz},) or ({adj.nnz}, H) with x of "
                     f"shape (num_src, H, ...); got values {tuple(values.shape)} and x "
                     f"{tuple(x.shape)}")
 
 
 class _SpMM(torch.autograd.Function):
-    """Y = A @ X with A = CSR(adj, values); gradients for X and values."""
+    """Y = A @ X with A = CSR(adj, values); gradients for X and values.
+
+    One head: values (nnz,), X (num_src, F). H heads: values (nnz, H), X (num_src, H, F),
+    each head its own product (the kernel runs once per head, the SDDMM once for all).
+    """
 
     @staticmethod
     def forward(ctx, adj: Adjacency, values: torch.Tensor,  # type: ignore[override]
                 x: torch.Tensor) -> torch.Tensor:
         ctx.adj = adj
         ctx.save_for_backward(values, x if ctx.needs_input_grad[1] else None)
-        return csr_matmul(kernel_csr(adj, values), x, adj.num_dst)
+        if values.dim() == 1:
+            return csr_matmul(kernel_csr(adj, values), x, adj.num_dst)  # (num_dst, F)
+        return _per_head(_kernel_index(adj, False), values.detach().t(), x, adj.num_dst)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
@@ -85,11 +93,27 @@ class _SpMM(torch.autograd.Function):
         values, x = ctx.saved_tensors
         grad_values = grad_x = None
         if ctx.needs_input_grad[2]:
-            grad_x = csr_matmul(kernel_csr(adj, values, transpose=True), grad,
-                                adj.num_src)  # (num_src, F)
+            if values.dim() == 1:
+                grad_x = csr_matmul(kernel_csr(adj, values, transpose=True), grad,
+                                    adj.num_src)  # (num_src, F)
+            else:
+                t_values = values.detach()[adj.transposed().perm].t()  # (H, nnz), A^T order
+                grad_x = _per_head(_kernel_index(adj, True), t_values, grad,
+                                   adj.num_src)  # (num_src, H, F)
         if ctx.needs_input_grad[1]:
-            grad_values = sddmm(adj, grad, x)  # (nnz,)
+            grad_values = sddmm(adj, grad, x)  # (nnz,) or (nnz, H)
         return None, grad_values, grad_x
+
+
+def _per_head(index: tuple[torch.Tensor, torch.Tensor], values: torch.Tensor, x: torch.Tensor,
+              num_rows: int) -> torch.Tensor:
+    """(num_rows, H, F) = stack_h CSR(index, values[h]) @ x[:, h]; values (H, nnz)."""
+    indptr, indices = index
+    values = values.contiguous()  # (H, nnz)
+    xt = x.detach().transpose(0, 1).contiguous()  # (H, num_cols, F)
+    heads = [csr_matmul(KernelCSR(indptr, indices, values[h]), xt[h], num_rows)
+             for h in range(values.shape[0])]
+    return torch.stack(heads, dim=1)  # (num_rows, H, F)
 
 
 class KernelCSR(NamedTuple):
@@ -152,17 +176,18 @@ def csr_matmul(a: KernelCSR, x: torch.Tensor, num_rows: int) -> torch.Tensor:
 
 
 def sddmm(adj: Adjacency, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``(a @ b^T)`` at A's nonzeros: ``out[e] = <a[dst(e)], b[src(e)]>``, shape (nnz,).
+    """``(a @ b^T)`` at A's nonzeros: ``out[e] = <a[dst(e)], b[src(e)]>`` over the last dim.
 
-    :param a: (num_dst, F). :param b: (num_src, F). Chunked over edges so that at most
-        ``SDDMM_CHUNK_ELEMENTS`` products are materialised at once.
+    :param a: (num_dst, *, F). :param b: (num_src, *, F) (e.g. ``*`` = heads).
+    :returns: (nnz, *). Chunked over edges so that at most ``SDDMM_CHUNK_ELEMENTS`` products
+        are materialised at once: memory O(chunk), never O(N^2).
     """
     rows, cols = adj.row_index, adj.indices
-    nnz, feats = adj.nnz, max(a.shape[1], 1)
-    chunk = max(1, SDDMM_CHUNK_ELEMENTS // feats)
+    nnz, per_edge = adj.nnz, max(1, math.prod(a.shape[1:]))
+    chunk = max(1, SDDMM_CHUNK_ELEMENTS // per_edge)
     if nnz <= chunk:
-        return (a[rows] * b[cols]).sum(-1)  # (nnz,)
-    out = a.new_empty(nnz)
+        return (a[rows] * b[cols]).sum(-1)  # (nnz, *)
+    out = a.new_empty((nnz,) + tuple(a.shape[1:-1]))
     for start in range(0, nnz, chunk):
         stop = min(nnz, start + chunk)
         torch.sum(a[rows[start:stop]] * b[cols[start:stop]], -1, out=out[start:stop])

@@ -130,6 +130,29 @@ def test_sddmm_chunks_give_the_same_answer(monkeypatch):
     torch.testing.assert_close(spmm_module.sddmm(adj, a, b), whole)
 
 
+def test_sddmm_per_head_and_in_chunks(monkeypatch):
+    src, dst, gen = random_edges(30, 20, 300, seed=9)
+    adj = Adjacency.from_edges(src, dst, 30, 20)
+    a = torch.randn(20, 3, 5, generator=gen, dtype=torch.float64)
+    b = torch.randn(30, 3, 5, generator=gen, dtype=torch.float64)
+    expected = torch.stack([(a[:, h] @ b[:, h].T)[adj.row_index, adj.indices] for h in range(3)],
+                           dim=1)  # (nnz, 3)
+    torch.testing.assert_close(sddmm(adj, a, b), expected)
+    monkeypatch.setattr(spmm_module, "SDDMM_CHUNK_ELEMENTS", 15 * 41)  # 41 edges per chunk
+    torch.testing.assert_close(spmm_module.sddmm(adj, a, b), expected)
+
+
+def test_multi_head_scalar_features():
+    src, dst, gen = random_edges(10, 6, 25, seed=10)
+    adj = Adjacency.from_edges(src, dst, 10, 6)
+    x = torch.randn(10, 4, generator=gen)
+    vals = torch.rand(25, 4, generator=gen)
+    out = spmm(adj, x, vals)
+    assert out.shape == (6, 4)
+    torch.testing.assert_close(out, spmm(adj, x[:, :, None], vals)[:, :, 0])
+    torch.testing.assert_close(out[:, 1], spmm(adj, x[:, 1], vals[:, 1]))
+
+
 def test_bad_inputs_have_clear_messages():
     adj = Adjacency.from_edges(torch.tensor([0, 1]), torch.tensor([1, 2]), 3, 3)
     with pytest.raises(DataError, match="features have 4 rows but the adjacency has 3 source"):

@@ -14,19 +14,21 @@ Every function returns ``(indptr, pos)``: int64 (n + 1,) pointers and int64 (nnz
 positions, grouped by row in the order of ``dst``; ``indices[pos]`` and ``eids[pos]`` are then
 the sampled sources and edge ids.
 
-**Without replacement, uniform** rows with ``deg <= k`` keep all their edges. Rows with
-``deg > k`` use Floyd's algorithm (Bentley & Floyd 1987), which draws ``k`` distinct values of
-``[0, d)`` in exactly ``k`` steps whatever ``d`` is:
+**Without replacement, uniform** uses Floyd's algorithm (Bentley & Floyd 1987), which draws
+``k`` distinct values of ``[0, d)`` in exactly ``k`` steps whatever ``d`` is:
 
 .. math::
     \\text{for } i = 0..k-1:\\; j_i = d - k + i,\\; t_i \\sim U\\{0..j_i\\},\\;
     S \\leftarrow S \\cup \\{ t_i \\text{ if } t_i \\notin S \\text{ else } j_i \\}
 
-All ``t`` are drawn in one call; the loop runs over the ``k`` columns of an (R, k) matrix (R
-rows with ``deg > k``), and most rows need no step at all: a row whose ``t`` has no repeated
-value keeps ``S = t`` (no membership test ever fires), so only rows with a repeat are walked.
-The cost is O(R k^2) compares and independent of the degree, so hubs cost no more than any
-other row (a random-key sort would cost O(deg)).
+Every row runs it with ``d = max(deg, k)``: a row with ``deg <= k`` then draws a permutation
+of ``0..k-1``, and its offsets below ``deg`` are exactly its ``deg`` edges, so one (n, k)
+matrix of offsets, masked by ``offset < deg`` and read row-major, is the CSR of the sample.
+All ``t`` come from one ``rand`` call; the loop runs over the ``k`` steps, each a vectorised
+membership test over all rows, O(n k^2) compares in all and independent of the degree, so a
+hub costs no more than any other row (a random-key sort would cost O(deg)). On the CPU the
+k^2 / 2 tiny steps run in NumPy, whose per-op overhead is several times lower than torch's;
+both give the same result.
 
 **Without replacement, weighted** uses exponential keys (Efraimidis & Spirakis 2006):
 ``key_e = -log(u_e) / w_e``; the ``k`` smallest keys of a row are a sample of successive
@@ -45,8 +47,8 @@ from graphflow.sampling.csc import CSCGraph
 
 Sampled = tuple[torch.Tensor, torch.Tensor]
 
-# Floyd's membership tests: below this many rows, one (i, R) compare per step (fewer ops);
-# above, one compare per pair of steps (less memory traffic).
+# Floyd's membership tests with torch (GPU): below this many rows, one (i, R) compare per
+# step (fewer ops); above, one compare per pair of steps (less memory traffic).
 PAIRWISE_ROWS = 4096
 
 
@@ -122,7 +124,7 @@ def _uniform_with_replacement(start: torch.Tensor, deg: torch.Tensor, k: int,
 
 def floyd(deg: torch.Tensor, k: int, generator: torch.Generator | None, *,
           dtype: torch.dtype = torch.int64) -> torch.Tensor:
-    """``k`` distinct offsets in ``[0, deg_r)`` for each row: (k, R) of ``dtype``; needs deg > k.
+    """``k`` distinct offsets in ``[0, deg_r)`` for each row: (k, R) of ``dtype``; needs deg >= k.
 
     Floyd's algorithm, vectorised across rows (see the module docstring). The (k, R) layout
     makes every step a contiguous op over all rows; ``dtype=torch.int32`` (when every degree
@@ -134,35 +136,56 @@ def floyd(deg: torch.Tensor, k: int, generator: torch.Generator | None, *,
     u = torch.rand((k, r), generator=generator, dtype=torch.float64, device=deg.device)
     sel = (u * (j + 1)).to(dtype)  # (k, R) t_i uniform in [0, j_i]
     j = j.to(dtype)
+    if sel.device.type == "cpu":
+        floyd_steps_numpy(sel.numpy(), j.numpy())  # in place, same result
+    else:
+        floyd_steps_torch(sel, j)
+    return sel
+
+
+def floyd_steps_torch(sel: torch.Tensor, j: torch.Tensor) -> None:
+    """Floyd's replacement steps in place: ``sel[i] = j[i]`` where ``sel[i]`` is in ``sel[:i]``.
+
+    :param sel: (k, R) the draws ``t``; on return, the chosen offsets.
+    :param j: (k, R) ``j_i = d - k + i``.
+    """
+    k, r = sel.shape
     if r < PAIRWISE_ROWS:  # few rows: fewest ops
         for i in range(1, k):
             member = (sel[:i] == sel[i]).any(0)  # (R,) t_i already in S?
             torch.where(member, j[i], sel[i], out=sel[i])
-        return sel
-    member = torch.empty(r, dtype=torch.bool, device=deg.device)  # (R,)
+        return
+    member = torch.empty(r, dtype=torch.bool, device=sel.device)  # (R,)
     same = torch.empty_like(member)
     for i in range(1, k):  # many rows: one pass of memory per pair, no (i, R) temporaries
         torch.eq(sel[0], sel[i], out=member)
         for prev in range(1, i):
             member.logical_or_(torch.eq(sel[prev], sel[i], out=same))
         torch.where(member, j[i], sel[i], out=sel[i])
-    return sel
+
+
+def floyd_steps_numpy(sel: np.ndarray, j: np.ndarray) -> None:
+    """:func:`floyd_steps_torch` with NumPy, for the CPU: the same steps at a fraction of
+    torch's per-op overhead (the k^2 / 2 steps each touch only R values)."""
+    k, r = sel.shape
+    member = np.empty(r, dtype=bool)
+    same = np.empty(r, dtype=bool)
+    for i in range(1, k):
+        np.equal(sel[0], sel[i], out=member)
+        for prev in range(1, i):
+            member |= np.equal(sel[prev], sel[i], out=same)
+        np.copyto(sel[i], j[i], where=member)
 
 
 def _uniform_without_replacement(start: torch.Tensor, deg: torch.Tensor, k: int,
                                  generator: torch.Generator | None,
                                  dtype: torch.dtype) -> Sampled:
-    indptr = pointers(deg.clamp(max=k))
-    pos = segment_positions(start, indptr)  # (nnz,) right for rows with deg <= k
-    big = deg > k  # (n,)
-    rows = flat_nonzero(big)  # (R,)
-    if rows.numel():
-        sel = floyd(deg.index_select(0, rows), k, generator, dtype=dtype)  # (k, R)
-        picked = start.index_select(0, rows).unsqueeze(1) + sel.t()  # (R, k) int64
-        # Big rows hold exactly k entries each, in row order: fill them row-major.
-        mask = torch.repeat_interleave(big, indptr[1:] - indptr[:-1], output_size=pos.shape[0])
-        pos.masked_scatter_(mask, picked)
-    return indptr, pos
+    # Floyd over [0, max(deg, k)): a row with deg <= k draws a permutation of 0..k-1, whose
+    # entries below deg are exactly its deg edges; one code path for every row.
+    off = floyd(deg.clamp(min=k), k, generator, dtype=dtype).t()  # (n, k)
+    keep = off < deg.unsqueeze(1)  # (n, k)
+    pos = torch.masked_select(start.unsqueeze(1) + off, keep)  # (nnz,) row-major = CSR order
+    return pointers(deg.clamp(max=k)), pos
 
 
 def _weighted_with_replacement(csc: CSCGraph, start: torch.Tensor, deg: torch.Tensor, k: int,

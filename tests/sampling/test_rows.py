@@ -102,23 +102,25 @@ def test_floyd_int32_matches_int64():
     assert torch.equal(a, b.long())
 
 
-def test_floyd_small_and_large_row_counts_agree():
-    # Below PAIRWISE_ROWS the membership test is one (i, R) compare, above it pairwise.
-    deg = torch.randint(10, 30, (rows.PAIRWISE_ROWS + 100,),
-                        generator=torch.Generator().manual_seed(0))
-    whole = rows.floyd(deg, 8, torch.Generator().manual_seed(2))
+@pytest.mark.parametrize("num_rows", [50, rows.PAIRWISE_ROWS + 100])
+def test_floyd_steps_torch_and_numpy_agree_with_textbook_floyd(num_rows):
+    # torch's steps (the GPU path; one (i, R) compare per step below PAIRWISE_ROWS rows,
+    # pairwise above) and NumPy's (the CPU path) against Floyd written out row by row.
+    k = 8
     gen = torch.Generator().manual_seed(2)
-    u = torch.rand((8, deg.shape[0]), generator=gen, dtype=torch.float64)  # same draws
-    head = rows.floyd(deg[:100], 8, None)  # shape check of the small path
-    assert head.shape == (8, 100)
-    for col in (0, 17, deg.shape[0] - 1):
-        d = int(deg[col])
+    deg = torch.randint(k, 30, (num_rows,), generator=gen)
+    j = (deg - k).unsqueeze(0) + torch.arange(k).unsqueeze(1)  # (k, R)
+    t = (torch.rand((k, num_rows), generator=gen, dtype=torch.float64) * (j + 1)).long()
+    by_torch, by_numpy = t.clone(), t.clone()
+    rows.floyd_steps_torch(by_torch, j)
+    rows.floyd_steps_numpy(by_numpy.numpy(), j.numpy())
+    assert torch.equal(by_torch, by_numpy)
+    for col in (0, 17, num_rows - 1):
         chosen: list[int] = []
-        for i in range(8):  # textbook Floyd on the same random numbers
-            j = d - 8 + i
-            t = int(u[i, col] * (j + 1))
-            chosen.append(j if t in chosen else t)
-        assert whole[:, col].tolist() == chosen
+        for i in range(k):
+            ti, ji = int(t[i, col]), int(j[i, col])
+            chosen.append(ji if ti in chosen else ti)
+        assert by_torch[:, col].tolist() == chosen
 
 
 def test_weighted_with_replacement_is_weight_proportional():

@@ -42,6 +42,10 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
     cuda = device is not None and device.type == "cuda"
     results: queue.Queue = queue.Queue(maxsize=depth)
     stop = threading.Event()
+    ready = None  # work queued on the caller's stream so far (the prepared graph's copies)
+    if cuda:
+        ready = torch.cuda.Event()
+        ready.record(torch.cuda.current_stream(device))
 
     def put(value: object) -> bool:
         while not stop.is_set():
@@ -54,6 +58,8 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
 
     def work() -> None:
         stream = torch.cuda.Stream(device) if cuda else None
+        if stream is not None:
+            stream.wait_event(ready)
         try:
             for item in items:
                 if stream is None:

@@ -40,7 +40,7 @@ import torch
 
 from graphflow.components import Sampler
 from graphflow.device import resolve_device
-from graphflow.errors import ConfigError
+from graphflow.errors import ConfigError, DeviceError
 from graphflow.graph import GraphData
 from graphflow.options import option
 from graphflow.sampling.block import Block, MiniBatch
@@ -163,6 +163,10 @@ class MinibatchSampler(Sampler):
         :param generator: random source on the sampling device (None: torch's default).
         """
         graph = self._check_graph(graph)
+        if generator is not None and generator.device.type != graph.device.type:
+            raise DeviceError(f"the generator is on {generator.device} but sampling runs on "
+                              f"{graph.device}; pass torch.Generator(device="
+                              f"{str(graph.device)!r})")
         with intra_op_threads(self.options.threads):
             seeds = check_seeds(seeds, graph.num_nodes, graph.device)  # (B,)
             blocks = self.sample_blocks(graph.structure, seeds, generator)

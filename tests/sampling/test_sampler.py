@@ -49,6 +49,12 @@ def test_prepare_and_sample(tiny_graph):
     assert torch.equal(mb.labels, tiny_graph.graph.ndata["label"][mb.seeds])
 
 
+class ElsewhereGenerator:
+    """Stands in for a generator on another device (a CUDA one, on a machine without CUDA)."""
+
+    device = torch.device("meta")
+
+
 def test_sample_errors(tiny_graph):
     s = sampler(fanouts=[2])
     graph = s.prepare(tiny_graph, CPU)
@@ -58,6 +64,8 @@ def test_sample_errors(tiny_graph):
         s.sample(graph, torch.tensor([0, 6]))
     with pytest.raises(DeviceError, match="seeds are on meta"):
         s.sample(graph, torch.tensor([0], device="meta"))
+    with pytest.raises(DeviceError, match="the generator is on meta but sampling runs on cpu"):
+        s.sample(graph, torch.tensor([0]), ElsewhereGenerator())  # type: ignore[arg-type]
     with pytest.raises(ConfigError, match="needs what prepare\\(\\) returned"):
         s.sample(tiny_graph.graph, torch.tensor([0]))
 

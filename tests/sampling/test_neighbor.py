@@ -106,3 +106,21 @@ def test_shapes_agree_with_dgl(power_graph):
             if takes_all:
                 assert set(mine.eids.tolist()) == set(ref.edata[dgl.EID].tolist())
                 assert set(mine.src_nodes.tolist()) == set(ref.srcdata[dgl.NID].tolist())
+
+
+def test_weighted_blocks_never_use_zero_weight_edges(power_graph):
+    g = power_graph
+    w = torch.rand(g.num_edges(), generator=torch.Generator().manual_seed(0))
+    w[::3] = 0.0
+    g.edata["w"] = w
+    csc = CSCGraph.from_dgl(g, weight="w")
+    seeds = torch.arange(0, 3000, 11)
+    for replace in (False, True):
+        blocks = sample_blocks(csc, seeds, [4, 4], replace=replace,
+                               generator=torch.Generator().manual_seed(1))
+        src, dst = g.edges()
+        for block in blocks:
+            assert (w[block.eids] > 0).all()
+            assert torch.equal(src[block.eids], block.src_nodes[block.indices])
+            assert torch.equal(dst[block.eids], block.dst_nodes[block.dst_local()])
+    del g.edata["w"]

@@ -121,3 +121,14 @@ def test_iterate_accepts_a_mask_and_drops_the_last_batch(tiny_graph):
     mask = torch.tensor([True, True, True, False, True, False])
     got = [mb.seeds.tolist() for mb in s.iterate(graph, mask)]
     assert got == [[0, 1], [2, 4]]
+
+
+def test_intra_op_threads_are_restored():
+    from graphflow.sampling.sampler import intra_op_threads
+
+    before = torch.get_num_threads()
+    with intra_op_threads(1):
+        assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == before
+    with intra_op_threads(0):
+        assert torch.get_num_threads() == before

@@ -18,6 +18,10 @@ from dataclasses import dataclass
 import torch
 
 
+MASKS_NDATA = ("train_mask", "val_mask", "test_mask")
+"""The node data names of the three masks."""
+
+
 @dataclass(frozen=True)
 class SplitMasks:
     """Boolean (N,) masks."""
@@ -27,7 +31,7 @@ class SplitMasks:
     test: torch.Tensor
 
     def as_ndata(self) -> dict[str, torch.Tensor]:
-        return {"train_mask": self.train, "val_mask": self.val, "test_mask": self.test}
+        return dict(zip(MASKS_NDATA, (self.train, self.val, self.test)))
 
 
 def check_sizes(train: float | int, val: float | int, test: float | int,

@@ -32,8 +32,8 @@ DELIMITERS = {"tab": "\t", "comma": ",", "space": " "}
 BLOCK_SIZE = 8 << 20
 """Bytes per parse block: large enough to amortise, small enough to keep both cores busy."""
 
-_CONVERSION = re.compile(r"In CSV column #(\d+): CSV conversion error to (\S+): invalid value '(.*)'",
-                         re.S)
+_CONVERSION = re.compile(
+    r"In CSV column #(\d+): CSV conversion error to (\S+): invalid value '(.*)'", re.S)
 _COLUMNS = re.compile(r"Expected (\d+) columns, got (\d+)")
 
 

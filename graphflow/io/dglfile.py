@@ -43,7 +43,8 @@ def id_tensors(ids: NodeIds) -> dict[str, torch.Tensor]:
         return {IDS_INT: torch.from_numpy(values.to_numpy(zero_copy_only=False).astype(np.int64))}
     values = values.cast(pa.large_string())  # int64 offsets
     n = len(values)
-    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[values.offset:values.offset + n + 1]
+    first = values.offset
+    offsets = np.frombuffer(values.buffers()[1], dtype=np.int64)[first:first + n + 1]
     start, end = int(offsets[0]), int(offsets[-1])
     data = np.frombuffer(values.buffers()[2], dtype=np.uint8)[start:end] if end > start else \
         np.zeros(0, dtype=np.uint8)

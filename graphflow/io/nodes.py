@@ -5,9 +5,11 @@ Columns (names configurable where noted):
 * ``id`` (``id_column``): the node id, integer or string; unique.
 * features (``feature_columns``): one list column (``list<float>`` or
   ``fixed_size_list<float>``) or several numeric columns. By default, the one list column if
-  there is one, else every numeric column besides the id, label and masks.
+  there is one (``feat`` if there are several), else every numeric column besides the id,
+  label and masks.
 * ``label`` (``label_column``, optional): strings become class ids ``0..C-1`` in sorted order,
-  the names kept in ``NodeTable.classes``; integers are class ids; a null is ``-1``
+  the names kept in ``NodeTable.classes``; integers are class ids (their names taken from
+  the ``graphflow`` metadata of a Parquet file graphflow wrote); a null is ``-1``
   (unlabelled). A list column is multi-label: ``list<int|string>`` becomes 0/1 targets,
   ``list<float>`` / ``fixed_size_list<float>`` is taken as the (N, C) targets.
 * ``train_mask``, ``val_mask``, ``test_mask`` (optional, bool).
@@ -28,7 +30,7 @@ import torch
 from graphflow.errors import DataError
 from graphflow.io.delimited import read_delimited
 from graphflow.io.ids import Where, check_no_nulls, check_unique
-from graphflow.io.parquet import read_parquet
+from graphflow.io.parquet import read_parquet, read_run_metadata
 
 MASKS = ("train_mask", "val_mask", "test_mask")
 PARQUET_SUFFIXES = (".parquet", ".pq")
@@ -59,15 +61,20 @@ def read_node_table(path: Path, *, id_column: str = "id", label_column: str = "l
     :raises DataError: missing file or column, duplicate or empty ids, unusable features.
     """
     what = "node table"
+    classes = None
     if path.suffix.lower() in PARQUET_SUFFIXES:
         read = read_parquet(path, what=what)
         table, where = read.table, read.where
+        classes = read_run_metadata(path).get("classes")  # written by the parquet exporter
     else:
         text = read_delimited(path, delimiter=delimiter, header=True, comment=comment,
                               ids=[id_column], what=what)
         table, where = text.table, text.where
-    return node_table(table, where=where, source=str(path), id_column=id_column,
-                      label_column=label_column, feature_columns=feature_columns)
+    out = node_table(table, where=where, source=str(path), id_column=id_column,
+                     label_column=label_column, feature_columns=feature_columns)
+    if classes and out.label is not None and out.classes is None:
+        out.classes = [str(c) for c in classes]
+    return out
 
 
 def node_table(table: pa.Table, *, where: Where, source: str, id_column: str = "id",
@@ -155,6 +162,8 @@ def _features(table: pa.Table, chosen: Sequence[str] | None, skip: set[str],
         columns = list(chosen)
     else:
         lists = [c for c in names if c not in skip and _is_list(table.column(c).type)]
+        if len(lists) > 1 and "feat" in lists:
+            lists = ["feat"]
         if len(lists) > 1:
             raise DataError(f"node table {source}: several list columns ({', '.join(lists)}); "
                             f"set feature_columns to the one holding the features")

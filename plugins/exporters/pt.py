@@ -1,0 +1,75 @@
+"""The ``pt`` exporter: a per-node artifact or the graph as a ``torch.save`` file."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import torch
+
+from graphflow.components import Exporter, What
+from graphflow.context import RunContext
+from graphflow.graph import GraphData
+from graphflow.io.atomic import atomic_path
+from graphflow.options import option
+from graphflow_plugins.exporters.tables import node_artifact, run_info, stage_label
+
+
+@dataclass
+class PtExportOptions:
+    what: What = option(doc="embeddings | predictions | logits | graph.")
+    path: Path = option(doc="Output file (.pt).")
+    ids: bool = option(True, "Include the original node ids.")
+
+
+def ids_value(data: GraphData) -> torch.Tensor | list[str]:
+    """Ids as torch.load(weights_only=True) reads them: an int64 tensor or a list of str."""
+    values = data.ids.to_arrow()
+    if pa.types.is_integer(values.type):
+        return torch.from_numpy(values.to_numpy(zero_copy_only=False).astype("int64"))
+    return values.to_pylist()
+
+
+class PtExporter(Exporter):
+    """A dict saved with ``torch.save``, loadable with ``torch.load(path, weights_only=True)``.
+
+    Artifacts: ``{"what": ..., "<what>": tensor, "ids": ids, "info": run metadata}``. The
+    graph: ``{"what": "graph", "src": ..., "dst": ..., "num_nodes": N, "ndata": {...},
+    "edata": {...}, "ids": ids, "meta": {...}, "info": ...}``. Ids are an int64 tensor or a
+    list of strings, in node order.
+    """
+
+    name = "pt"
+    summary = "torch.save dict: tensor(s) + ids + run metadata"
+    Options = PtExportOptions
+
+    def export(self, ctx: RunContext) -> list[Path]:
+        o = self.options
+        section = stage_label(ctx)
+        data = ctx.graph()
+        payload: dict[str, Any] = {"what": o.what, "info": run_info(ctx, o.what, o.ids)}
+        if o.what == "graph":
+            g = data.graph
+            src, dst = g.edges()
+            payload.update(src=src, dst=dst, num_nodes=g.num_nodes(), ndata=dict(g.ndata),
+                           edata=dict(g.edata), meta=_plain(data.meta))
+        else:
+            payload[o.what] = node_artifact(ctx, o.what, section)
+        if o.ids:
+            payload["ids"] = ids_value(data)
+        with atomic_path(o.path) as tmp:
+            torch.save(payload, tmp)
+        return [o.path]
+
+
+def _plain(value: Any) -> Any:
+    """Metadata restricted to what ``weights_only`` loading accepts."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

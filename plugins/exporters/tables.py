@@ -1,0 +1,145 @@
+"""Artifacts and graphs as Arrow tables, shared by the exporters (Parquet, CSV...).
+
+Layouts (the column names are the contract other tools read):
+
+* embeddings / logits: ``id`` + ``embedding`` / ``logits``, a ``fixed_size_list<float32>``.
+* predictions: ``id``, ``prediction`` (class id), ``class`` (its name, when the loader knew
+  the names) and ``probability`` (the largest softmax probability, when there are logits).
+  Multi-label: ``prediction`` is the list of predicted label ids, ``class`` their names,
+  ``probability`` their sigmoid probabilities.
+* graph: an edge table ``src``, ``dst`` (node ids) + edge data (``weight``...), and a node
+  table ``id`` + node data (``feat`` as a list column, ``label``, masks...).
+
+``id`` holds the users' original ids unless ``ids = false`` (then ``0..N-1``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pyarrow as pa
+import torch
+
+from graphflow.context import RunContext
+from graphflow.errors import ConfigError
+from graphflow.graph import GraphData
+from graphflow.record import package_versions
+
+VECTOR_COLUMNS = {"embeddings": "embedding", "logits": "logits"}
+
+
+def node_ids(data: GraphData, original: bool) -> pa.Array:
+    """The id column: original ids, or ``0..N-1``."""
+    if original:
+        return data.ids.to_arrow()
+    return pa.array(np.arange(data.num_nodes, dtype=np.int64))
+
+
+def run_info(ctx: RunContext, what: str, original_ids: bool) -> dict[str, Any]:
+    """Metadata stored with every export: which run, which config, which versions."""
+    data = ctx.data
+    info: dict[str, Any] = {
+        "pipeline": ctx.config.settings.name,
+        "config_hash": ctx.config.digest(),
+        "seed": ctx.seed,
+        "what": what,
+        "section": ctx.stage.section if ctx.stage else None,
+        "ids": "original" if original_ids else "internal",
+        "versions": package_versions(),
+    }
+    if data is not None:
+        info["graph"] = data.name
+        if "classes" in data.meta:
+            info["classes"] = list(data.meta["classes"])
+    return info
+
+
+def stage_label(ctx: RunContext) -> str:
+    """``[export.0] parquet``: how messages name the exporter that is running."""
+    return f"[{ctx.stage.section}] {ctx.stage.type}" if ctx.stage else "[export]"
+
+
+def node_artifact(ctx: RunContext, what: str, section: str) -> torch.Tensor:
+    """A per-node artifact on the CPU, checked against the graph's node count."""
+    value = ctx.artifacts.require(what, section=section)
+    tensor = value.detach().cpu()
+    n = ctx.graph().num_nodes
+    if tensor.shape[0] != n:
+        raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but the "
+                          f"graph has {n} nodes (did a transform change the graph after "
+                          f"training?)")
+    return tensor
+
+
+def fixed_list(matrix: torch.Tensor, dtype: pa.DataType = pa.float32()) -> pa.Array:
+    """(N, D) -> ``fixed_size_list<dtype>[D]`` without a Python loop."""
+    matrix = matrix.reshape(matrix.shape[0], -1)
+    values = pa.array(matrix.contiguous().reshape(-1).numpy(), type=dtype)
+    return pa.FixedSizeListArray.from_arrays(values, matrix.shape[1])
+
+
+def vectors_table(ids: pa.Array, matrix: torch.Tensor, what: str) -> pa.Table:
+    return pa.table({"id": ids, VECTOR_COLUMNS[what]: fixed_list(matrix.float())})
+
+
+def predictions_table(ids: pa.Array, predictions: torch.Tensor, logits: torch.Tensor | None,
+                      classes: list[str] | None) -> pa.Table:
+    """See the module docstring; ``classes`` names the class ids when known."""
+    names = pa.array(classes, pa.string()) if classes else None
+    if predictions.dim() == 1:
+        pred = predictions.long()
+        columns: dict[str, pa.Array] = {"id": ids, "prediction": pa.array(pred.numpy())}
+        if names is not None:
+            columns["class"] = names.take(pa.array(pred.clamp(min=0).numpy()))
+        if logits is not None:
+            prob = torch.softmax(logits.float(), dim=1).max(dim=1).values
+            columns["probability"] = pa.array(prob.numpy())
+        return pa.table(columns)
+    rows, cols = torch.nonzero(predictions > 0.5, as_tuple=True)  # row-major order
+    offsets = pa.array(np.concatenate([[0], torch.bincount(
+        rows, minlength=predictions.shape[0]).cumsum(0).numpy()]).astype(np.int32))
+    columns = {"id": ids,
+               "prediction": pa.ListArray.from_arrays(offsets, pa.array(cols.numpy()))}
+    if names is not None:
+        columns["class"] = pa.ListArray.from_arrays(offsets, names.take(pa.array(cols.numpy())))
+    if logits is not None:
+        prob = torch.sigmoid(logits.float())[rows, cols]
+        columns["probability"] = pa.ListArray.from_arrays(offsets, pa.array(prob.numpy()))
+    return pa.table(columns)
+
+
+def artifact_table(ctx: RunContext, what: str, section: str, original_ids: bool) -> pa.Table:
+    """The table of a per-node artifact (embeddings, logits or predictions)."""
+    data = ctx.graph()
+    ids = node_ids(data, original_ids)
+    if what == "predictions":
+        logits = ctx.artifacts.logits
+        return predictions_table(ids, node_artifact(ctx, what, section),
+                                 None if logits is None else logits.detach().cpu(),
+                                 data.meta.get("classes"))
+    return vectors_table(ids, node_artifact(ctx, what, section), what)
+
+
+def graph_tables(data: GraphData, original_ids: bool) -> tuple[pa.Table, pa.Table]:
+    """(edge table, node table) of a graph: endpoints as node ids, data as columns."""
+    g = data.graph
+    ids = node_ids(data, original_ids)
+    src, dst = g.edges()
+    edges = {"src": ids.take(pa.array(src.numpy())), "dst": ids.take(pa.array(dst.numpy()))}
+    edges.update({name: _column(t) for name, t in sorted(g.edata.items())})
+    nodes = {"id": ids}
+    nodes.update({name: _column(t) for name, t in sorted(g.ndata.items(), key=_node_order)})
+    return pa.table(edges), pa.table(nodes)
+
+
+def _node_order(item: tuple[str, torch.Tensor]) -> tuple[int, str]:
+    order = {"feat": 0, "label": 1, "train_mask": 2, "val_mask": 3, "test_mask": 4}
+    return order.get(item[0], 5), item[0]
+
+
+def _column(t: torch.Tensor) -> pa.Array:
+    t = t.detach().cpu()
+    if t.dim() == 1:
+        return pa.array(t.numpy())
+    return fixed_list(t, pa.from_numpy_dtype(t.numpy().dtype))

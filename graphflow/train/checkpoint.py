@@ -3,8 +3,8 @@
 Both files are written atomically (temporary sibling, then rename), so an interrupted run
 leaves the previous complete file, never a truncated one.
 
-* ``checkpoint.pt``: ``{"model": state_dict, "epoch": int, "score": float, "meta": {...}}``,
-  the model with the best validation score so far.
+* ``checkpoint.pt``: ``{"model": state_dict, "epoch": int, "monitor": "val_acc" | "val_loss",
+  "score": float, "meta": {...}}``, the model with the best validation score so far.
 * ``train_state.pt``: everything needed to continue bit-for-bit on the CPU: model and
   optimizer state, epoch, best-so-far, whether early stopping ended the run, and every random generator the
   loop draws from (torch's global CPU and CUDA generators and the loop's own).

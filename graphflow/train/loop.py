@@ -2,7 +2,7 @@
 
 A task supplies two callables, ``train_epoch(epoch) -> figures`` (one pass over the training
 nodes) and ``evaluate() -> (figures, score)`` (eval mode; ``score`` is the validation figure
-to maximise, None without a validation split), and :class:`EpochLoop` does the rest:
+named ``monitor``, None without a validation split), and :class:`EpochLoop` does the rest:
 
 * every ``eval_every`` epochs (and at the last one) it evaluates, keeps the best model in
   memory and, with ``checkpoint``, in ``checkpoint.pt``, and writes ``train_state.pt``;
@@ -44,6 +44,8 @@ class LoopOptions:
     patience: int = 0
     checkpoint: bool = True
     restore_best: bool = True
+    monitor: str = "val_acc"  # the name of the score evaluate() returns, for messages
+    minimize: bool = False  # a lower score is better (a loss)
     meta: dict[str, Any] = field(default_factory=dict)  # must match to resume
 
 
@@ -89,12 +91,15 @@ class EpochLoop:
             if epoch % o.eval_every == 0 or epoch == o.epochs:
                 evaluation, score = evaluate()
                 figures.update(evaluation)
+                if score is not None and o.minimize:
+                    score = -score  # Best keeps the largest
                 stopped = self._after_evaluation(epoch, score)
             self.ctx.log_epoch(epoch, **figures)
             if stopped:
+                best = -self.best.score if o.minimize else self.best.score
                 self.ctx.info(f"[{self.section}] early stopping at epoch {epoch}: no better "
-                              f"validation score for {o.patience} epochs "
-                              f"(best {self.best.score:.4f} at epoch {self.best.epoch})")
+                              f"{o.monitor} for {o.patience} epochs (best {best:.4f} at epoch "
+                              f"{self.best.epoch})")
                 break
         if o.restore_best and self.best.model is not None:
             self.model.load_state_dict(self.best.model)
@@ -111,8 +116,10 @@ class EpochLoop:
         stopped = bool(o.patience) and score is not None and epoch - self.best.epoch >= o.patience
         if o.checkpoint:
             if improved:
+                value = -self.best.score if o.minimize else self.best.score
                 ckpt.save(self.checkpoint_path, {"model": self.best.model, "epoch": epoch,
-                                                 "score": self.best.score, "meta": o.meta})
+                                                 "monitor": o.monitor, "score": value,
+                                                 "meta": o.meta})
             state = TrainState(
                 epoch=epoch, model=self.model.state_dict(),
                 optimizer=self.optimizer.state_dict(), best=self.best,

@@ -124,7 +124,8 @@ class NodeClassification(Task):
         loop = EpochLoop(ctx, model, optimizer,
                          LoopOptions(epochs=o.epochs, eval_every=o.eval_every,
                                      patience=o.patience, checkpoint=o.checkpoint,
-                                     restore_best=o.restore_best, meta=meta),
+                                     restore_best=o.restore_best, monitor=o.monitor,
+                                     minimize=o.monitor == "val_loss", meta=meta),
                          generator=generator, scaler=scaler)
         val_ids = targets.splits.get("val")
 
@@ -138,7 +139,7 @@ class NodeClassification(Task):
             figures = {"val_loss": objective.loss(logits[ids], y).item(),
                        "val_acc": report["acc"]}
             if o.monitor == "val_loss":
-                return figures, -figures["val_loss"]
+                return figures, figures["val_loss"]
             return figures, report[objective.score_name]
 
         if val_ids is None and (o.patience or o.restore_best):

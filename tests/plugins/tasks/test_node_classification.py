@@ -288,3 +288,13 @@ def test_unlabelled_nodes_inside_a_mask_are_refused(run_toml):
 
     with pytest.raises(DataError, match=r"labels of the split nodes must lie in \[0, 3\)"):
         run_toml(pipeline(epochs=1), host=create_host(plugins={"unlabel": Unlabel()}))
+
+
+def test_monitor_val_loss_keeps_the_lowest_validation_loss(run_toml):
+    result = run_toml(pipeline(epochs=15, train='monitor = "val_loss"'))
+    records = epochs_logged(result.out_dir)
+    losses = [r["val_loss"] for r in records]
+    best = int(result.ctx.metrics["best_epoch"])
+    assert best == 1 + losses.index(min(losses))
+    saved = ckpt.load(result.out_dir / "checkpoint.pt")
+    assert saved["monitor"] == "val_loss" and saved["score"] == min(losses)

@@ -66,8 +66,6 @@ class EpochLoop:
     def __init__(self, ctx: RunContext, model: nn.Module, optimizer: torch.optim.Optimizer,
                  options: LoopOptions, *, generator: torch.Generator,
                  scaler: torch.amp.GradScaler | None = None):
-        if options.epochs < 0 or options.eval_every < 1 or options.patience < 0:
-            raise ConfigError("epochs must be >= 0, eval_every >= 1 and patience >= 0")
         self.ctx = ctx
         self.model = model
         self.optimizer = optimizer

@@ -23,7 +23,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from graphflow.errors import ConfigError, DataError
-from graphflow.sampling.block import MiniBatch
+from graphflow.sampling.block import Block, MiniBatch
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
 from graphflow.train.metrics import classification_report
@@ -136,8 +136,10 @@ class MiniBatches:
                  adj: Adjacency, x: Features, labels: torch.Tensor, train_ids: torch.Tensor,
                  *, sampler: Any, graph: Any, generator: torch.Generator,
                  use_sampled_features: bool, inference_batch_size: int,
-                 progress: Progress | None = None):
+                 edge_values: torch.Tensor | None = None, progress: Progress | None = None):
         self.model, self.stepper, self.objective = model, stepper, objective
+        # (E,) per input edge, looked up by each block's edge ids, on the device once.
+        self.edge_values = None if edge_values is None else edge_values.to(stepper.device)
         self.adj, self.x, self.labels, self.train_ids = adj, x, labels, train_ids  # CPU
         self.sampler, self.graph, self.generator = sampler, graph, generator
         self.use_sampled_features = use_sampled_features
@@ -169,7 +171,7 @@ class MiniBatches:
             if not isinstance(mb, MiniBatch):
                 raise DataError(f"the sampler returned {type(mb).__name__}, expected "
                                 f"graphflow.sampling.block.MiniBatch")
-            adjs = [Adjacency.from_block(b.to(dev)) for b in mb.blocks]
+            adjs = [self.block_adjacency(b.to(dev)) for b in mb.blocks]
             if self.use_sampled_features and mb.features is not None:
                 x = mb.features.to(dev)  # (num_input, F)
             else:
@@ -184,6 +186,13 @@ class MiniBatches:
             correct += self.objective.report(out.detach(), y)["acc"] * n
             seen += n
         return {"loss": total_loss / max(seen, 1), "train_acc": correct / max(seen, 1)}
+
+    def block_adjacency(self, block: Block) -> Adjacency:
+        """The block's CSR, with the edge values of its edges when training is weighted."""
+        if self.edge_values is None:
+            return Adjacency.from_block(block)
+        return Adjacency(block.indptr, block.indices, block.eids, block.num_src, block.num_dst,
+                         values=self.edge_values[block.eids])  # (nnz,)
 
     @torch.no_grad()
     def logits(self) -> torch.Tensor:

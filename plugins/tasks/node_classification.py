@@ -165,7 +165,9 @@ class NodeClassification(Task):
                            use_sampled_features=o.features == "feat"
                            and isinstance(feats, torch.Tensor),
                            inference_batch_size=o.inference_batch_size
-                           or MINIBATCH_INFERENCE_BATCH, progress=progress)
+                           or MINIBATCH_INFERENCE_BATCH,
+                           edge_values=ctx.graph().graph.edata["weight"] if o.edge_weights
+                           else None, progress=progress)
 
     def _scaler(self, ctx: RunContext) -> torch.amp.GradScaler | None:
         if not self.options.amp:

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.errors import ConfigError
+from graphflow.errors import ConfigError, DataError
 from graphflow.generate import sbm
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.gin import GINConv
@@ -127,3 +127,12 @@ def test_bad_widths_and_batch_size(graph):
         gcn_stack().inference(adj, g.feat, batch_size=0)
     with pytest.raises(ConfigError, match='unknown activation "rleu"'):
         GNNStack([GCNConv(12, 3)], [12, 3], activation="rleu")
+
+
+def test_unknown_norm_and_non_square_inference(graph):
+    g, adj = graph
+    with pytest.raises(ConfigError, match='unknown norm "group"; choices: none, batch, layer'):
+        GNNStack([GCNConv(12, 3)], [12, 3], norm="group")
+    block, _ = row_block(adj, 0, 10)
+    with pytest.raises(DataError, match=r"needs the full \(square\) graph, got 10 x"):
+        gcn_stack().inference(block, g.feat, batch_size=4)

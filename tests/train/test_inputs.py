@@ -62,3 +62,18 @@ def test_multilabel_targets(tiny_graph):
     tiny_graph.graph.ndata["label"] = (torch.arange(18).view(6, 3) % 2).float()
     t = node_targets(tiny_graph)
     assert t.multilabel and t.num_classes == 3 and t.labels.dtype == torch.float32
+
+
+def test_malformed_features_masks_and_classes(tiny_graph):
+    g = tiny_graph.graph
+    g.ndata["feat"] = torch.zeros(6)
+    with pytest.raises(DataError, match=r'ndata\["feat"\] must be \(N=6, F\), got \(6,\)'):
+        node_features(tiny_graph, "feat", Artifacts())
+    g.ndata["val_mask"] = torch.zeros(6, dtype=torch.int64)
+    with pytest.raises(DataError, match=r'ndata\["val_mask"\] must be bool \(N=6,\), got '
+                                        r"torch.int64"):
+        node_targets(tiny_graph)
+    del g.ndata["val_mask"]
+    g.ndata["label"] = torch.zeros(6, dtype=torch.int64)
+    with pytest.raises(DataError, match="needs at least 2 classes, the labels have 1"):
+        node_targets(tiny_graph)

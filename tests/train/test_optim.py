@@ -32,3 +32,8 @@ def test_make_optimizer(name, cls):
 def test_first_layer_decay_needs_a_stack():
     with pytest.raises(ConfigError, match='decay_on = "first_layer" needs a layer stack'):
         parameter_groups(nn.Linear(2, 2), 5e-4, "first_layer")
+
+
+def test_unknown_optimizer_lists_the_choices():
+    with pytest.raises(ConfigError, match='unknown optimizer "adagrad"; choices: adam, adamw'):
+        make_optimizer("adagrad", TwoLayers(), lr=0.1, weight_decay=0.0)

@@ -4,18 +4,22 @@ checked in test_planetoid_quality.py)."""
 import json
 from pathlib import Path
 
+import pyarrow.parquet as pq
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def test_sbm_gcn_runs_in_seconds_and_learns(cli, tmp_path):
-    code, out, err = cli("run", EXAMPLES / "sbm_gcn.toml", "--out-dir", tmp_path)
+    predictions = tmp_path / "predictions.parquet"
+    code, out, err = cli("run", EXAMPLES / "sbm_gcn.toml", "--out-dir", tmp_path,
+                         "--set", f"export.0.path={predictions}")
     assert code == 0, err
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["status"] == "ok"
     assert record["metrics"]["test_acc"] > 0.9
     assert (tmp_path / "checkpoint.pt").exists()
+    assert pq.read_metadata(predictions).num_rows == 2000
 
 
 @pytest.mark.parametrize("example, epochs", [("cora_gcn.toml", 5), ("citeseer_gat.toml", 3)])

@@ -8,12 +8,15 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from graphflow.components import Loader, Task
+from graphflow.components import Loader, Sampler, Task
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.manager import create_host
 from graphflow.options import option
 from graphflow.plugin import hookimpl
+from graphflow.sampling.block import MiniBatch
+from graphflow.sampling.csc import CSCGraph
+from graphflow.sampling.neighbor import sample_blocks
 from graphflow.train import checkpoint as ckpt
 
 SBM = """
@@ -298,3 +301,96 @@ def test_monitor_val_loss_keeps_the_lowest_validation_loss(run_toml):
     assert best == 1 + losses.index(min(losses))
     saved = ckpt.load(result.out_dir / "checkpoint.pt")
     assert saved["monitor"] == "val_loss" and saved["score"] == min(losses)
+
+
+@dataclass
+class PlainSamplerOptions:
+    batch_size: int = option(50, "Seeds per batch.")
+    broken: bool = option(False, "Return something that is not a MiniBatch.")
+
+
+class PlainSampler(Sampler):
+    """Test sampler with only the base contract, sample(graph, seeds): no iterate()."""
+
+    name = "plain"
+    summary = "test"
+    Options = PlainSamplerOptions
+
+    def prepare(self, data, device):
+        return CSCGraph.from_dgl(data.graph), data.graph.ndata["feat"]
+
+    def sample(self, graph, seeds):
+        if self.options.broken:
+            return {"seeds": seeds}
+        csc, feat = graph
+        blocks = sample_blocks(csc, seeds, [4, 4])
+        return MiniBatch(seeds=seeds, input_nodes=blocks[0].src_nodes, blocks=blocks,
+                         features=feat[blocks[0].src_nodes])
+
+
+class PlainSamplerPlugin:
+    @hookimpl
+    def graphflow_register_samplers(self, register):
+        register(PlainSampler)
+
+
+def test_a_sampler_with_only_sample_gets_batched_seeds(run_toml):
+    text = pipeline(model="sage", epochs=5, sample='[sample]\ntype = "plain"')
+    ctx = run_toml(text, host=create_host(plugins={"plain": PlainSamplerPlugin()})).ctx
+    assert ctx.metrics["train_acc"] > 0.8
+    with pytest.raises(DataError, match="the sampler returned dict, expected "
+                                        "graphflow.sampling.block.MiniBatch"):
+        run_toml(text.replace('"plain"', '"plain"\nbroken = true'),
+                 host=create_host(plugins={"plain": PlainSamplerPlugin()}))
+
+
+@pytest.mark.parametrize("override, message", [
+    ("train.epochs=-1", "epochs must be >= 0"),
+    ("train.lr=0.0", "lr must be > 0"),
+    ("train.weight_decay=-1.0", "weight_decay must be >= 0"),
+    ("train.patience=-2", r"patience must be >= 0 \(0 = no early stopping\)"),
+    ("train.inference_batch_size=-5", "inference_batch_size must be >= 0"),
+    ("train.sparse_threshold=1.5", r"sparse_threshold must lie in \[0, 1\]"),
+    ('train.monitor="val_f1"', r'train.monitor: expected "val_acc" \| "val_loss"'),
+])
+def test_out_of_range_options_are_config_errors(run_toml, override, message):
+    with pytest.raises(ConfigError, match=message):
+        run_toml(pipeline(), overrides=[override])
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("sample", ["", SAMPLER], ids=["full-batch", "sampled"])
+def test_cuda_training_with_amp(run_toml, sample):
+    text = pipeline(model="gat", epochs=20, sample=sample, train="amp = true")
+    ctx = run_toml(text.replace("seed = 0", 'seed = 0\ndevice = "cuda"')).ctx
+    assert ctx.device.type == "cuda" and ctx.metrics["test_acc"] > 0.8
+    assert ctx.artifacts.logits.device.type == "cpu"
+
+
+class EdgeWeights:
+    """Give the loaded graph edge weights (constant or random)."""
+
+    def __init__(self, constant: float | None):
+        self.constant = constant
+
+    @hookimpl
+    def graphflow_stage_end(self, ctx, stage, seconds):
+        if stage.section == "load":
+            g = ctx.data.graph
+            w = torch.rand(g.num_edges(), generator=torch.Generator().manual_seed(0))
+            g.edata["weight"] = w if self.constant is None else torch.full_like(w, self.constant)
+
+
+@pytest.mark.parametrize("sample", ["", SAMPLER], ids=["full-batch", "sampled"])
+def test_edge_weights_reach_every_layer(run_toml, tmp_path, sample):
+    text = pipeline(model="sage", epochs=3, sample=sample)
+    plain = run_toml(text, out_dir=tmp_path / "plain").ctx.artifacts.logits
+    weighted = text + "edge_weights = true"
+    ones = run_toml(weighted, out_dir=tmp_path / "ones",
+                    host=create_host(plugins={"w": EdgeWeights(1.0)})).ctx.artifacts.logits
+    rand = run_toml(weighted, out_dir=tmp_path / "rand",
+                    host=create_host(plugins={"w": EdgeWeights(None)})).ctx.artifacts.logits
+    assert torch.equal(ones, plain) and not torch.allclose(rand, plain)
+    with pytest.raises(DataError, match='edge field "weight" not found'):
+        run_toml(weighted, out_dir=tmp_path / "none")

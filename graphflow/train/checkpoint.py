@@ -6,8 +6,9 @@ leaves the previous complete file, never a truncated one.
 * ``checkpoint.pt``: ``{"model": state_dict, "epoch": int, "monitor": "val_acc" | "val_loss",
   "score": float, "meta": {...}}``, the model with the best validation score so far.
 * ``train_state.pt``: everything needed to continue bit-for-bit on the CPU: model and
-  optimizer state, epoch, best-so-far, whether early stopping ended the run, and every random generator the
-  loop draws from (torch's global CPU and CUDA generators and the loop's own).
+  optimizer state, epoch, best-so-far, whether early stopping ended the run, and every
+  random generator the loop draws from (torch's global CPU and CUDA generators and the
+  loop's own, which also seeds the sampler).
 """
 
 from __future__ import annotations

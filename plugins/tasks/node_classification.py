@@ -81,9 +81,10 @@ class NodeClassification(Task):
     """Semi-supervised node classification with the pipeline's ``[model]``.
 
     Trains on the ``train_mask`` nodes: full-batch without a ``[sample]`` section, on sampled
-    blocks with one (the sampler's shuffled batches of seeds, one fanout per layer). Each ``eval_every`` epochs
-    it scores the ``val_mask`` nodes, keeps the best model (``checkpoint.pt``) and the state
-    that ``graphflow run --resume`` continues from; ``patience`` stops early.
+    blocks with one (the sampler's shuffled batches of seeds, one fanout per layer). Each
+    ``eval_every`` epochs it scores the ``val_mask`` nodes (``monitor``: accuracy or loss),
+    keeps the best model (``checkpoint.pt``) and the state that ``graphflow run --resume``
+    continues from; ``patience`` stops early.
 
     Single-label targets (int64 class ids) train with cross-entropy; multi-label targets
     (float (N, C) 0/1) with one-vs-rest binary cross-entropy, picking the best model by
@@ -154,12 +155,14 @@ class NodeClassification(Task):
         o = self.options
         train_ids = targets.splits["train"]
         progress = ctx.progress
+        layerwise = ctx.sampler is not None or o.inference_batch_size > 0
+        if layerwise and not hasattr(model, "inference"):
+            raise ConfigError(f"model {ctx.model.name!r} has no layer-wise inference, so it can "
+                              f"neither train on sampled blocks nor predict in batches; remove "
+                              f"the [sample] section and inference_batch_size")
         if ctx.sampler is None:
             return FullBatch(model, stepper, objective, adj, feats, targets.labels, train_ids,
                              inference_batch_size=o.inference_batch_size, progress=progress)
-        if not hasattr(model, "inference"):
-            raise ConfigError(f"model {ctx.model.name!r} has no layer-wise inference, so it "
-                              f"cannot train on sampled blocks; remove the [sample] section")
         return MiniBatches(model, stepper, objective, adj, feats, targets.labels, train_ids,
                            sampler=ctx.sampler, graph=ctx.sampler_graph, generator=generator,
                            use_sampled_features=o.features == "feat"

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from graphflow.components import Loader, Sampler, Task
+from graphflow.components import Loader, Model, Sampler, Task
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.manager import create_host
@@ -394,3 +394,36 @@ def test_edge_weights_reach_every_layer(run_toml, tmp_path, sample):
     assert torch.equal(ones, plain) and not torch.allclose(rand, plain)
     with pytest.raises(DataError, match='edge field "weight" not found'):
         run_toml(weighted, out_dir=tmp_path / "none")
+
+
+class MLPModel(Model):
+    """Test model without layer-wise inference: an MLP that ignores the graph."""
+
+    name = "mlp"
+    summary = "test"
+
+    def build(self, in_dim, out_dim):
+        class MLP(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(in_dim, out_dim)
+
+            def forward(self, adj, x):
+                return self.lin(x.to_dense() if hasattr(x, "to_dense") else x)
+
+        return MLP()
+
+
+class MLPPlugin:
+    @hookimpl
+    def graphflow_register_models(self, register):
+        register(MLPModel)
+
+
+def test_any_model_trains_full_batch_but_batches_need_layerwise_inference(run_toml):
+    text = pipeline(model="mlp", epochs=5).replace("hidden = 16\n", "")
+    ctx = run_toml(text, host=create_host(plugins={"mlp": MLPPlugin()})).ctx
+    assert ctx.metrics["train_acc"] > 0.5
+    with pytest.raises(ConfigError, match="model 'mlp' has no layer-wise inference"):
+        run_toml(text, overrides=["train.inference_batch_size=10"],
+                 host=create_host(plugins={"mlp": MLPPlugin()}))

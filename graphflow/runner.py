@@ -89,7 +89,7 @@ def _plan(config: PipelineConfig) -> Iterator[tuple[ComponentSpec, Action]]:
             yield train.sample, _sample
         if train.model is not None:
             yield train.model, _model
-        yield train.task, _train
+        yield train.task, _train if train.sample is not None else _train_without_sampler
     if not config.train:  # still build (and so check) a lone [sample] / [model]
         if config.sample is not None:
             yield config.sample, _sample
@@ -154,6 +154,17 @@ def _model(ctx: RunContext, model: Any) -> None:
 
 def _train(ctx: RunContext, task: Any) -> None:
     task.run(ctx)
+
+
+def _train_without_sampler(ctx: RunContext, task: Any) -> None:
+    """A stage without [sample] must not see the sampler an earlier stage prepared (which
+    stays prepared for a later stage that shares it)."""
+    sampler, graph = ctx.sampler, ctx.sampler_graph
+    ctx.sampler, ctx.sampler_graph = None, None
+    try:
+        task.run(ctx)
+    finally:
+        ctx.sampler, ctx.sampler_graph = sampler, graph
 
 
 def _export(ctx: RunContext, exporter: Any) -> None:

@@ -427,3 +427,42 @@ def test_any_model_trains_full_batch_but_batches_need_layerwise_inference(run_to
     with pytest.raises(ConfigError, match="model 'mlp' has no layer-wise inference"):
         run_toml(text, overrides=["train.inference_batch_size=10"],
                  host=create_host(plugins={"mlp": MLPPlugin()}))
+
+
+NODE2VEC_THEN_GCN = """
+[pipeline]
+seed = 0
+[load]
+type = "synthetic"
+nodes = 400
+classes = 4
+features = 8
+p_in = 0.05
+p_out = 0.004
+signal = 0.3
+[model]
+type = "gcn"
+hidden = 16
+[[train]]
+type = "skipgram"
+dim = 16
+window = 5
+[train.sample]
+type = "node2vec"
+walk_length = 20
+walks_per_node = 5
+[[train]]
+type = "node_classification"
+features = "{features}"
+epochs = 40
+"""
+
+
+@pytest.mark.parametrize("features, in_dim", [("embeddings", 16), ("feat+embeddings", 24)])
+def test_a_node2vec_stage_chains_into_a_gcn_stage(run_toml, host, features, in_dim):
+    if "skipgram" not in host.registry.names("task"):
+        pytest.skip("the skipgram task (plugin embeddings) is not installed")
+    ctx = run_toml(NODE2VEC_THEN_GCN.format(features=features)).ctx
+    # The GCN stage has no [sample]: it trains full-batch, not on node2vec's walks.
+    assert ctx.artifacts.model.in_dim == in_dim
+    assert ctx.metrics["test_acc"] > 0.7

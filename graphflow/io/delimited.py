@@ -108,7 +108,7 @@ def read_delimited(path: Path, *, delimiter: str | None, header: bool, comment: 
     roles = _resolve(select, names, path, what) if select is not None else {n: n for n in names}
     scan: _LineScan | None = None
     data: pa.Buffer | np.ndarray = pa.py_buffer(mm)[start:]
-    if comment_b and mm.find(b"\n" + comment_b, start) != -1:
+    if comment_b and _has_comment_lines(mm, comment_b, start):
         scan = _LineScan(mm, comment)
         data = scan.without_comments()
     table_types = {roles[r]: t for r, t in (types or {}).items() if r in roles}
@@ -150,6 +150,24 @@ def _first_line(mm: mmap.mmap, comment: bytes) -> tuple[int, bytes | None]:
             return pos, line
         pos = end + 1
     return size, None
+
+
+def _has_comment_lines(mm: mmap.mmap, comment: bytes, start: int, probes: int = 64) -> bool:
+    """Whether a line after ``start`` may start with ``comment``.
+
+    Searches for the comment's first byte (a fast memchr; ``#`` is rare in edge lists) and
+    checks that a hit starts a line. After ``probes`` hits inside fields it answers True and
+    lets the exact, vectorised line scan decide.
+    """
+    pos = start
+    for _ in range(probes):  # over hits of the comment character, at most `probes`
+        hit = mm.find(comment[:1], pos)
+        if hit < 0:
+            return False
+        if mm[hit - 1:hit] == b"\n" and mm[hit:hit + len(comment)] == comment:
+            return True
+        pos = hit + 1
+    return True
 
 
 def _sniff(line: bytes) -> str:

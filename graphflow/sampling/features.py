@@ -66,7 +66,7 @@ class FeatureStore:
 
     def gather(self, input_nodes: torch.Tensor,
                seeds: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """``feat[input_nodes]`` (num_input, F) and ``label[seeds]`` (B, ...) on the output device."""
+        """``feat[input_nodes]`` (num_input, F), ``label[seeds]`` (B, ...), on the output device."""
         return self._take(self.feat, input_nodes), self._take(self.label, seeds)
 
     def _take(self, table: torch.Tensor | None, ids: torch.Tensor) -> torch.Tensor | None:

@@ -26,7 +26,8 @@ from graphflow.sampling.rows import flat_nonzero
 SCAN_RATIO = 16
 
 
-def relabel(csc: CSCGraph, dst: torch.Tensor, nbr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+def relabel(csc: CSCGraph, dst: torch.Tensor,
+            nbr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """Local ids of ``nbr`` over ``src_nodes = cat(dst, new)``.
 
     :param csc: the graph whose scratch buffers are used (same device as ``dst``).

@@ -128,33 +128,35 @@ def floyd(deg: torch.Tensor, k: int, generator: torch.Generator | None, *,
 
     Floyd's algorithm, vectorised across rows (see the module docstring). The (k, R) layout
     makes every step a contiguous op over all rows; ``dtype=torch.int32`` (when every degree
-    is below 2**31) halves the memory traffic of the membership tests.
+    is below 2**31) halves the memory traffic of the membership tests. The draws come from
+    ``generator`` on ``deg``'s device; the CPU runs the steps in NumPy, other devices in
+    torch, with the same result.
     """
-    r = deg.shape[0]
-    steps = torch.arange(k, device=deg.device).unsqueeze(1)  # (k, 1)
-    j = (deg - k).unsqueeze(0) + steps  # (k, R) j_i = d - k + i
-    u = torch.rand((k, r), generator=generator, dtype=torch.float64, device=deg.device)
+    u = torch.rand((k, deg.shape[0]), generator=generator, dtype=torch.float64,
+                   device=deg.device)  # (k, R)
+    if deg.device.type == "cpu":
+        return torch.from_numpy(floyd_numpy(u.numpy(), deg.numpy(), dtype=_NUMPY[dtype]))
+    return floyd_torch(u, deg, dtype=dtype)
+
+
+_NUMPY = {torch.int32: np.int32, torch.int64: np.int64}
+
+
+def floyd_torch(u: torch.Tensor, deg: torch.Tensor, *, dtype: torch.dtype) -> torch.Tensor:
+    """Floyd's algorithm in torch ops: (k, R) offsets from draws ``u`` (k, R) in [0, 1).
+
+    Step i draws ``t_i = floor(u_i * (j_i + 1))`` with ``j_i = d - k + i`` and keeps ``j_i``
+    instead when ``t_i`` was already chosen.
+    """
+    k, r = u.shape
+    j = (deg - k).unsqueeze(0) + torch.arange(k, device=deg.device).unsqueeze(1)  # (k, R)
     sel = (u * (j + 1)).to(dtype)  # (k, R) t_i uniform in [0, j_i]
     j = j.to(dtype)
-    if sel.device.type == "cpu":
-        floyd_steps_numpy(sel.numpy(), j.numpy())  # in place, same result
-    else:
-        floyd_steps_torch(sel, j)
-    return sel
-
-
-def floyd_steps_torch(sel: torch.Tensor, j: torch.Tensor) -> None:
-    """Floyd's replacement steps in place: ``sel[i] = j[i]`` where ``sel[i]`` is in ``sel[:i]``.
-
-    :param sel: (k, R) the draws ``t``; on return, the chosen offsets.
-    :param j: (k, R) ``j_i = d - k + i``.
-    """
-    k, r = sel.shape
     if r < PAIRWISE_ROWS:  # few rows: fewest ops
         for i in range(1, k):
             member = (sel[:i] == sel[i]).any(0)  # (R,) t_i already in S?
             torch.where(member, j[i], sel[i], out=sel[i])
-        return
+        return sel
     member = torch.empty(r, dtype=torch.bool, device=sel.device)  # (R,)
     same = torch.empty_like(member)
     for i in range(1, k):  # many rows: one pass of memory per pair, no (i, R) temporaries
@@ -162,19 +164,29 @@ def floyd_steps_torch(sel: torch.Tensor, j: torch.Tensor) -> None:
         for prev in range(1, i):
             member.logical_or_(torch.eq(sel[prev], sel[i], out=same))
         torch.where(member, j[i], sel[i], out=sel[i])
+    return sel
 
 
-def floyd_steps_numpy(sel: np.ndarray, j: np.ndarray) -> None:
-    """:func:`floyd_steps_torch` with NumPy, for the CPU: the same steps at a fraction of
-    torch's per-op overhead (the k^2 / 2 steps each touch only R values)."""
-    k, r = sel.shape
+def floyd_numpy(u: np.ndarray, deg: np.ndarray, *, dtype: type) -> np.ndarray:
+    """:func:`floyd_torch` in NumPy, row by row of ``u``: the same arithmetic, so the same
+    offsets, at a fraction of torch's per-op overhead and without (k, R) temporaries (the
+    k^2 / 2 steps each touch only R values)."""
+    k, r = u.shape
+    sel = np.empty((k, r), dtype=dtype)  # (k, R)
+    first = deg - k  # (R,) j_0
+    draw = np.empty(r, dtype=np.float64)
     member = np.empty(r, dtype=bool)
     same = np.empty(r, dtype=bool)
-    for i in range(1, k):
+    for i in range(k):
+        np.multiply(u[i], first + (i + 1), out=draw)  # u_i * (j_i + 1)
+        sel[i] = draw  # truncation, as torch's .to(int)
+        if i == 0:
+            continue
         np.equal(sel[0], sel[i], out=member)
         for prev in range(1, i):
             member |= np.equal(sel[prev], sel[i], out=same)
-        np.copyto(sel[i], j[i], where=member)
+        np.copyto(sel[i], first + i, where=member, casting="unsafe")
+    return sel
 
 
 def _uniform_without_replacement(start: torch.Tensor, deg: torch.Tensor, k: int,
@@ -183,6 +195,10 @@ def _uniform_without_replacement(start: torch.Tensor, deg: torch.Tensor, k: int,
     # Floyd over [0, max(deg, k)): a row with deg <= k draws a permutation of 0..k-1, whose
     # entries below deg are exactly its deg edges; one code path for every row.
     off = floyd(deg.clamp(min=k), k, generator, dtype=dtype).t()  # (n, k)
+    if off.device.type == "cpu":  # same result, fewer temporaries
+        o = off.numpy()
+        pos = (start.numpy()[:, None] + o)[o < deg.numpy()[:, None]]
+        return pointers(deg.clamp(max=k)), torch.from_numpy(pos)
     keep = off < deg.unsqueeze(1)  # (n, k)
     pos = torch.masked_select(start.unsqueeze(1) + off, keep)  # (nnz,) row-major = CSR order
     return pointers(deg.clamp(max=k)), pos

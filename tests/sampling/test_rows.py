@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 from scipy.stats import chisquare
@@ -103,23 +104,23 @@ def test_floyd_int32_matches_int64():
 
 
 @pytest.mark.parametrize("num_rows", [50, rows.PAIRWISE_ROWS + 100])
-def test_floyd_steps_torch_and_numpy_agree_with_textbook_floyd(num_rows):
+def test_floyd_torch_and_numpy_agree_with_textbook_floyd(num_rows):
     # torch's steps (the GPU path; one (i, R) compare per step below PAIRWISE_ROWS rows,
     # pairwise above) and NumPy's (the CPU path) against Floyd written out row by row.
     k = 8
     gen = torch.Generator().manual_seed(2)
     deg = torch.randint(k, 30, (num_rows,), generator=gen)
-    j = (deg - k).unsqueeze(0) + torch.arange(k).unsqueeze(1)  # (k, R)
-    t = (torch.rand((k, num_rows), generator=gen, dtype=torch.float64) * (j + 1)).long()
-    by_torch, by_numpy = t.clone(), t.clone()
-    rows.floyd_steps_torch(by_torch, j)
-    rows.floyd_steps_numpy(by_numpy.numpy(), j.numpy())
-    assert torch.equal(by_torch, by_numpy)
+    u = torch.rand((k, num_rows), generator=gen, dtype=torch.float64)
+    by_torch = rows.floyd_torch(u, deg, dtype=torch.int64)
+    for np_type in (np.int32, np.int64):
+        by_numpy = rows.floyd_numpy(u.numpy(), deg.numpy(), dtype=np_type)
+        assert torch.equal(by_torch, torch.from_numpy(by_numpy).long())
     for col in (0, 17, num_rows - 1):
-        chosen: list[int] = []
+        d, chosen = int(deg[col]), []
         for i in range(k):
-            ti, ji = int(t[i, col]), int(j[i, col])
-            chosen.append(ji if ti in chosen else ti)
+            j = d - k + i
+            t = int(float(u[i, col]) * (j + 1))
+            chosen.append(j if t in chosen else t)
         assert by_torch[:, col].tolist() == chosen
 
 
@@ -165,3 +166,17 @@ def test_weighted_without_replacement_distinct_and_skips_zero_weights():
                                    generator=torch.Generator().manual_seed(0))
     freq = torch.bincount(csc.indices[pos], minlength=6)
     assert freq[4] > freq[5] > freq[0]
+
+
+def test_cpu_positions_match_the_torch_formula():
+    # The CPU reads the masked (n, k) offsets with NumPy; the device path with masked_select.
+    csc, degrees = mixed_graph()
+    dst = torch.tensor([6, 0, 3, 5, 1, 4, 2])
+    indptr, pos = rows.sample_rows(csc, dst, 5, replace=False,
+                                   generator=torch.Generator().manual_seed(4))
+    deg = degrees[dst]
+    off = rows.floyd(deg.clamp(min=5), 5, torch.Generator().manual_seed(4),
+                     dtype=torch.int32).t()
+    want = torch.masked_select(csc.indptr[dst].unsqueeze(1) + off, off < deg.unsqueeze(1))
+    assert torch.equal(pos, want)
+    assert torch.equal(indptr, rows.pointers(deg.clamp(max=5)))

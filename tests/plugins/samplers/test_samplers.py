@@ -104,3 +104,16 @@ def test_cora_sage_minibatch_reaches_80_percent(planetoid_root, run_toml, tmp_pa
                           name="cora.toml", out_dir=tmp_path / f"seed{seed}")
         accs.append(result.record["metrics"]["test_acc"])
     assert statistics.mean(accs) >= 0.80, accs
+
+
+def test_weighted_sampling_in_both_samplers_skips_zero_weights(run_toml):
+    data = run_toml(PIPELINE.format(sampler="neighbor", options="")).ctx.data
+    w = torch.rand(data.num_edges, generator=torch.Generator().manual_seed(0))
+    w[::2] = 0.0
+    data.graph.edata["weight"] = w
+    seeds = torch.arange(0, 200, 5)
+    for cls in (NeighborSampler, DGLNeighborSampler):
+        s = cls(NeighborOptions(fanouts=[3, 3], weight="weight"))
+        mb = s.sample(s.prepare(data, CPU), seeds, torch.Generator().manual_seed(0))
+        for b in mb.blocks:
+            assert (w[b.eids] > 0).all(), cls.name

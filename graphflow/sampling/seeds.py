@@ -26,7 +26,7 @@ def check_seeds(seeds: torch.Tensor, num_nodes: int, device: torch.device) -> to
             seeds.dtype == torch.bool:
         raise DataError(f"seeds must be a 1-D tensor of integer node ids, got {seeds.dtype} "
                         f"of shape {tuple(seeds.shape)}")
-    if seeds.device.type != "cpu" and seeds.device != device:
+    if seeds.device.type != "cpu" and not on_device(seeds, device):
         raise DeviceError(f"seeds are on {seeds.device} but the sampler samples on {device}; "
                           f"pass them on the CPU or on {device}")
     if seeds.numel() == 0:
@@ -42,6 +42,12 @@ def check_seeds(seeds: torch.Tensor, num_nodes: int, device: torch.device) -> to
         raise DataError(f"seed id {dup} appears {int(counts.max())} times in the batch; "
                         f"seeds must be distinct")
     return seeds.to(device=device, dtype=torch.int64)
+
+
+def on_device(tensor: torch.Tensor, device: torch.device) -> bool:
+    """Whether ``tensor`` lives on ``device`` (a device without index, "cuda", matches "cuda:N")."""
+    return tensor.device.type == device.type and (
+        device.index is None or tensor.device.index == device.index)
 
 
 def seed_ids(seeds: torch.Tensor, num_nodes: int) -> torch.Tensor:

@@ -58,3 +58,11 @@ def test_seed_ids_from_mask():
     assert seed_ids(mask, 4).tolist() == [1, 2]
     with pytest.raises(DataError, match="one entry per node"):
         seed_ids(mask, 5)
+
+
+def test_on_device_ignores_a_missing_index():
+    from graphflow.sampling.seeds import on_device
+
+    t = torch.zeros(1)
+    assert on_device(t, torch.device("cpu"))
+    assert not on_device(t, torch.device("meta"))

@@ -1,0 +1,187 @@
+"""First- and second-order random walks (DeepWalk, Node2Vec), advanced for all walkers at once.
+
+Node2Vec (Grover & Leskovec, KDD 2016) walks from ``v`` (having come from ``t``) to a neighbor
+``x`` of ``v`` with probability proportional to :math:`\\alpha_{pq}(t, x) \\, w_{vx}`:
+
+.. math::
+
+    \\alpha_{pq}(t, x) = \\begin{cases}
+        1/p & \\text{if } x = t \\\\
+        1   & \\text{if } (t, x) \\in E \\\\
+        1/q & \\text{otherwise.}
+    \\end{cases}
+
+The step is drawn by rejection sampling (KnightKing, Yang et al. SOSP 2019): propose an edge
+of ``v`` uniformly (or by weight), draw a height ``y ~ U[0, h)`` with
+:math:`h = \\max(1, 1/q)`, accept when :math:`y < \\alpha`. When :math:`1/p > h` the return edge
+does not fit under that envelope; as in KnightKing it is an *outlier*: the extra area
+:math:`(1/p - h)\\,w_{vt}` is added to the proposal and a draw that lands there returns to
+``t`` at once. Heights below :math:`\\min(1, 1/q)` accept without looking at the graph; only
+the band in between asks the :class:`~graphflow.walks.edgeset.EdgeSet` whether
+``(t, x)`` is an edge. Loops run over walk steps and rejection rounds, never over walkers.
+
+``p = q = 1`` (and DeepWalk) takes the first-order path: one draw per step, no rejection.
+
+Walks are int64 ``(B, length + 1)`` tensors: the start node then ``length`` steps. A walker at
+a node without out-edges (or with zero out-weight) stops; the rest of its row is ``-1``.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from graphflow.walks.csr import WalkGraph
+
+PAD = -1
+"""Padding after a walk stopped early."""
+
+
+def random_walks(graph: WalkGraph, starts: torch.Tensor, length: int, *, p: float = 1.0,
+                 q: float = 1.0, generator: torch.Generator | None = None) -> torch.Tensor:
+    """Walk ``length`` steps from each of ``starts``.
+
+    :param graph: the CSR on the walk device (:meth:`WalkGraph.with_edge_set` is called
+        when the walk is biased).
+    :param starts: int64 (B,) start nodes on ``graph.device``.
+    :param length: number of steps; the result has ``length + 1`` columns.
+    :param p: return parameter (``1/p`` weighs going back to the previous node).
+    :param q: in-out parameter (``1/q`` weighs moving away from the previous node).
+    :param generator: a ``torch.Generator`` on ``graph.device``; the same seed gives the same
+        walks on the CPU.
+    :returns: int64 (B, length + 1), ``-1`` after a dead end.
+    """
+    if p <= 0 or q <= 0:
+        raise ValueError(f"node2vec needs p > 0 and q > 0, got p={p}, q={q}")
+    device = graph.device
+    starts = starts.to(device=device, dtype=torch.int64)
+    b = starts.numel()
+    cols = torch.full((length + 1, b), PAD, dtype=torch.int64, device=device)  # (L+1, B)
+    cols[0] = starts
+    biased = not (p == 1.0 and q == 1.0)
+    if biased:
+        graph.with_edge_set()
+    walker = torch.arange(b, device=device)  # (W,) ids of walkers still moving
+    cur = starts  # (W,)
+    prev: torch.Tensor | None = None
+    for step in range(1, length + 1):
+        if prev is None or not biased:
+            nxt = first_order_step(graph, cur, generator)
+        else:
+            nxt = second_order_step(graph, prev, cur, p, q, generator)
+        moving = nxt >= 0
+        if not bool(moving.all()):
+            walker, cur, nxt = walker[moving], cur[moving], nxt[moving]
+        cols[step].index_copy_(0, walker, nxt)
+        if walker.numel() == 0:
+            break
+        prev, cur = cur, nxt
+    return cols.t().contiguous()
+
+
+def _uniform(n: int, generator: torch.Generator | None, device: torch.device) -> torch.Tensor:
+    return torch.rand(n, generator=generator, device=device, dtype=torch.float64)
+
+
+def _propose(graph: WalkGraph, start: torch.Tensor, count: torch.Tensor, base: torch.Tensor | None,
+             total: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
+    """One out-edge position per walker: uniform in ``[start, start + count)`` or by weight.
+
+    :param start: int64 (W,) first edge of each row. :param count: int64 (W,) row lengths (> 0).
+    :param base: float64 (W,) ``cumweight[start]`` for weighted graphs.
+    :param total: float64 (W,) row out-strengths (> 0).
+    :returns: int64 (W,) edge positions.
+    """
+    r = _uniform(start.numel(), generator, start.device)  # (W,)
+    if base is None:
+        offset = (r * count).long()  # floor; r < 1
+        return start + torch.minimum(offset, count - 1)
+    target = base + r * total  # (W,) a point inside the row's weight interval
+    pos = torch.searchsorted(graph.cumweight, target, right=True) - 1
+    # Float ties at the row's edges and zero-weight edges: stay inside the row.
+    return torch.maximum(torch.minimum(pos, start + count - 1), start)
+
+
+def first_order_step(graph: WalkGraph, cur: torch.Tensor,
+                     generator: torch.Generator | None) -> torch.Tensor:
+    """One uniform (or weight-proportional) step from each of ``cur``: int64 (W,), -1 at dead ends."""
+    start = graph.indptr.index_select(0, cur)  # (W,)
+    count = graph.indptr.index_select(0, cur + 1) - start  # (W,)
+    if graph.cumweight is None:
+        base = None
+        total = count.double()
+    else:
+        base = graph.cumweight.index_select(0, start)
+        total = graph.cumweight.index_select(0, start + count) - base
+    live = total > 0  # (W,) walkers with somewhere to go
+    if graph.num_edges == 0:
+        return torch.full_like(cur, PAD)
+    pos = _propose(graph, start, count.clamp(min=1), base, total, generator)
+    pos = torch.where(live, pos, torch.zeros_like(pos))  # dead rows read edge 0, masked below
+    nxt = graph.indices.index_select(0, pos)
+    return torch.where(live, nxt, torch.full_like(nxt, PAD))
+
+
+def second_order_step(graph: WalkGraph, prev: torch.Tensor, cur: torch.Tensor, p: float, q: float,
+                      generator: torch.Generator | None) -> torch.Tensor:
+    """One Node2Vec step from ``cur`` having come from ``prev`` (both int64 (W,)).
+
+    Rejection sampling with the outlier return edge (see the module docstring). For an
+    unweighted graph one float64 draw per round gives the outlier test, the edge and the
+    height: ``v = (u - outlier) / h`` is uniform on ``[0, deg)``, its integer part picks the
+    edge and ``h * frac(v)`` is the height, independent of the edge.
+
+    :returns: int64 (W,) next nodes, -1 at dead ends.
+    """
+    device = cur.device
+    n = graph.num_nodes
+    height = max(1.0, 1.0 / q)  # envelope of the non-return edges
+    ret_in = min(1.0 / p, height)  # part of the return edge under the envelope
+    ret_out = max(1.0 / p - height, 0.0)  # outlier height above it
+    sure = min(1.0, 1.0 / q)  # below this a non-return candidate is accepted unseen
+    start = graph.indptr.index_select(0, cur)  # (W,)
+    count = graph.indptr.index_select(0, cur + 1) - start
+    weighted = graph.cumweight is not None
+    if weighted:
+        base = graph.cumweight.index_select(0, start)
+        total = graph.cumweight.index_select(0, start + count) - base
+    else:
+        base = None
+        total = count.double()
+    outlier = torch.zeros_like(total)  # (W,) extra area of the return edge(s)
+    if ret_out > 0:  # weight of the edges cur -> prev (their multiplicity when unweighted)
+        _, w_back = graph.edges.lookup(cur * n + prev)
+        outlier = ret_out * w_back.double()
+    area = height * total + outlier  # (W,) proposal area
+    out = torch.full_like(cur, PAD)
+    pending = (total > 0).nonzero().squeeze(1)  # (P,) walkers still drawing
+    while pending.numel():
+        c_start = start.index_select(0, pending)
+        c_count = count.index_select(0, pending)
+        c_prev = prev.index_select(0, pending)
+        c_out = outlier.index_select(0, pending)
+        u = _uniform(pending.numel(), generator, device) * area.index_select(0, pending)
+        back = u < c_out  # landed in the outlier: return to prev
+        v = (u - c_out).clamp(min=0) / height  # (P,) uniform on [0, total)
+        if weighted:
+            target = base.index_select(0, pending) + v
+            pos = torch.searchsorted(graph.cumweight, target, right=True) - 1
+            pos = torch.maximum(torch.minimum(pos, c_start + c_count - 1), c_start)
+            y = _uniform(pending.numel(), generator, device) * height
+        else:
+            offset = v.long()  # floor
+            y = (v - offset) * height
+            pos = c_start + torch.minimum(offset, c_count - 1)
+        cand = graph.indices.index_select(0, pos)  # (P,)
+        is_ret = cand == c_prev
+        accept = torch.where(is_ret, y < ret_in, y < sure) | back
+        if sure < height:  # the band [sure, height): adjacency to prev decides
+            asked = (~accept & ~is_ret).nonzero().squeeze(1)
+            if asked.numel():
+                key = c_prev.index_select(0, asked) * n + cand.index_select(0, asked)
+                adjacent = graph.edges.contains(key)
+                # q > 1: band [1/q, 1) accepts neighbors of prev; q < 1: band [1, 1/q) others.
+                accept.index_copy_(0, asked, adjacent if q > 1 else ~adjacent)
+        cand = torch.where(back, c_prev, cand)
+        out.index_copy_(0, pending, torch.where(accept, cand, PAD))
+        pending = pending.index_select(0, (~accept).nonzero().squeeze(1))
+    return out

@@ -13,6 +13,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
 import torch
 
 
@@ -80,36 +81,43 @@ def rmat(nodes: int, edges: int, *, seed: int = 0, a: float = 0.57, b: float = 0
 
     Each edge descends ``ceil(log2 N)`` quadrant levels. Instead of one draw per level, up to
     :data:`LEVEL_BITS` levels are drawn at once from the ``4^k`` joint outcomes with Walker's
-    alias method (one integer draw, two table lookups), and edges are made ``chunk`` at a
-    time so that the working arrays stay in cache: about 5x faster than one pass per level.
+    alias method (one integer draw, two table lookups), ``chunk`` edges at a time so that the
+    working arrays stay in cache. The loop runs in NumPy, single-threaded: these element-wise
+    passes are memory-bound, and OpenMP threads that wait for each other on a busy machine
+    made the torch version up to 8x slower. About 5x faster than one pass per level
+    (``python benchmarks/io.py --rmat``).
     """
     if nodes <= 1 or edges < 0:
         raise ValueError("rmat needs nodes > 1 and edges >= 0")
     if not (a > 0 and b >= 0 and c >= 0 and a + b + c < 1):
         raise ValueError("rmat needs a > 0, b, c >= 0 and a + b + c < 1")
-    gen = torch.Generator().manual_seed(seed)
+    rng = np.random.default_rng(seed)
     scale = max(1, math.ceil(math.log2(nodes)))
-    perm = torch.randperm(nodes, generator=gen)
+    perm = rng.permutation(nodes)
     n_groups = math.ceil(scale / LEVEL_BITS)
     groups = [scale // n_groups + (1 if i < scale % n_groups else 0) for i in range(n_groups)]
     tables = {k: _rmat_table(k, a, b, c) for k in set(groups)}
-    src = torch.empty(edges, dtype=torch.int64)
-    dst = torch.empty(edges, dtype=torch.int64)
+    src = np.empty(edges, dtype=np.int64)
+    dst = np.empty(edges, dtype=np.int64)
     low = (1 << _COIN_BITS) - 1
     for start in range(0, edges, chunk):
         m = min(chunk, edges - start)
-        s = torch.zeros(m, dtype=torch.int64)
-        d = torch.zeros(m, dtype=torch.int64)
+        s = np.zeros(m, dtype=np.int64)
+        d = np.zeros(m, dtype=np.int64)
         for k in groups:  # k quadrant levels per draw
             threshold, alias, s_bits, d_bits = tables[k]
-            x = torch.randint(0, len(threshold) << _COIN_BITS, (m,), generator=gen)
+            x = rng.integers(0, len(threshold) << _COIN_BITS, size=m, dtype=np.int64)
             cell = x >> _COIN_BITS  # (m,) uniform alias cell
-            outcome = torch.where((x & low) < threshold[cell], cell, alias[cell])
-            s.bitwise_left_shift_(k).bitwise_or_(s_bits[outcome])
-            d.bitwise_left_shift_(k).bitwise_or_(d_bits[outcome])
-        torch.index_select(perm, 0, s.remainder_(nodes), out=src[start:start + m])
-        torch.index_select(perm, 0, d.remainder_(nodes), out=dst[start:start + m])
-    return Generated(src=src, dst=dst, num_nodes=nodes)
+            outcome = np.where((x & low) < threshold[cell], cell, alias[cell])
+            s <<= k
+            s |= s_bits[outcome]
+            d <<= k
+            d |= d_bits[outcome]
+        np.remainder(s, nodes, out=s)
+        np.remainder(d, nodes, out=d)
+        np.take(perm, s, out=src[start:start + m])
+        np.take(perm, d, out=dst[start:start + m])
+    return Generated(src=torch.from_numpy(src), dst=torch.from_numpy(dst), num_nodes=nodes)
 
 
 LEVEL_BITS = 7
@@ -119,24 +127,24 @@ _COIN_BITS = 20  # resolution of the alias coin: probabilities exact to 2^-20
 
 
 def _rmat_table(k: int, a: float, b: float, c: float
-                ) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+                ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Alias table over the ``4^k`` outcomes of ``k`` R-MAT levels.
 
     Returns ``(threshold, alias, s_bits, d_bits)``: keep cell ``i`` when the coin is below
     ``threshold[i]`` (in units of ``2^-20``), else take ``alias[i]``; an outcome adds
     ``s_bits`` / ``d_bits`` (k bits each) to the source / destination ids.
     """
-    quadrant = torch.tensor([a, b, c, 1.0 - a - b - c], dtype=torch.float64)
-    probs = torch.ones(1, dtype=torch.float64)
-    s_bits = torch.zeros(1, dtype=torch.int64)
-    d_bits = torch.zeros(1, dtype=torch.int64)
+    quadrant = np.array([a, b, c, 1.0 - a - b - c])
+    probs = np.ones(1)
+    s_bits = np.zeros(1, dtype=np.int64)
+    d_bits = np.zeros(1, dtype=np.int64)
     for _ in range(k):  # outcome index = base-4 digits, most significant level first
         probs = (probs[:, None] * quadrant[None, :]).reshape(-1)
-        s_bits = ((s_bits[:, None] << 1) | torch.tensor([0, 0, 1, 1])[None, :]).reshape(-1)
-        d_bits = ((d_bits[:, None] << 1) | torch.tensor([0, 1, 0, 1])[None, :]).reshape(-1)
+        s_bits = ((s_bits[:, None] << 1) | np.array([0, 0, 1, 1])[None, :]).reshape(-1)
+        d_bits = ((d_bits[:, None] << 1) | np.array([0, 1, 0, 1])[None, :]).reshape(-1)
     keep, alias = _alias(probs.tolist())
-    threshold = (torch.tensor(keep, dtype=torch.float64) * (1 << _COIN_BITS)).round().long()
-    return threshold, torch.tensor(alias, dtype=torch.int64), s_bits, d_bits
+    threshold = np.round(np.array(keep) * (1 << _COIN_BITS)).astype(np.int64)
+    return threshold, np.array(alias, dtype=np.int64), s_bits, d_bits
 
 
 def _alias(probs: list[float]) -> tuple[list[float], list[int]]:

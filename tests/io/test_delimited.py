@@ -76,3 +76,14 @@ def test_delimiter_names():
         [None, "\t", ",", " ", ";"]
     with pytest.raises(ValueError, match=r'delimiter = "pipe": use "auto", "tab", "comma"'):
         delimiter_char("pipe")
+
+
+def test_windows_line_endings(tmp_path):
+    path = tmp_path / "crlf.csv"
+    path.write_bytes(b"src,dst,w\r\na,b,1\r\n# note\r\nb,c,x\r\n")
+    with pytest.raises(DataError, match=r"crlf.csv:4: w 'x' is not a number"):
+        read_delimited(path, delimiter=None, header=True, comment="#",
+                       select={"s": "src", "d": "dst", "w": "w"}, types={"w": pa.float32()})
+    path.write_bytes(b"src,dst,w\r\na,b,1\r\nb,c,2\r\n")
+    read = read_delimited(path, delimiter=None, header=True, select={"w": "w"})
+    assert read.table.column("w").to_pylist() == [1, 2]

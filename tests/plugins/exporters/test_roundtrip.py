@@ -84,3 +84,18 @@ def test_dgl_file_written_by_dgl_itself(run_toml, tmp_path):
     data = run_toml('[load]\ntype = "dgl"\npath = "plain.bin"\nindex = 1\n').ctx.data
     assert data.ids.is_identity and data.num_edges == 3
     assert torch.equal(data.graph.ndata["feat"], g.ndata["feat"])
+
+
+def test_bad_dgl_files(run_toml, tmp_path):
+    from graphflow.errors import DataError
+
+    (tmp_path / "junk.bin").write_bytes(b"definitely not a DGL graph" * 4)
+    with pytest.raises(DataError, match=r"junk.bin is not a graph file written by "
+                                        r"dgl.save_graphs"):
+        run_toml('[load]\ntype = "dgl"\npath = "junk.bin"\n')
+    from graphflow.compat.dgl import dgl
+
+    dgl.save_graphs(str(tmp_path / "one.bin"), [dgl.graph(([0], [1]))])
+    with pytest.raises(DataError, match=r"one.bin holds 1 graph\(s\); index = 3 is out of "
+                                        r"range"):
+        run_toml('[load]\ntype = "dgl"\npath = "one.bin"\nindex = 3\n')

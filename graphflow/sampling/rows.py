@@ -28,11 +28,13 @@ All ``t`` come from one ``rand`` call; the loop runs over the ``k`` steps, each 
 membership test over all rows, O(n k^2) compares in all and independent of the degree, so a
 hub costs no more than any other row (a random-key sort would cost O(deg)). On the CPU the
 k^2 / 2 tiny steps run in NumPy, whose per-op overhead is several times lower than torch's;
-both give the same result.
+both give the same result. Fanouts above ``FLOYD_MAX_FANOUT`` (32), where the k^2 / 2 steps
+would cost more than a sort, use the random-key method below with unit weights.
 
 **Without replacement, weighted** uses exponential keys (Efraimidis & Spirakis 2006):
 ``key_e = -log(u_e) / w_e``; the ``k`` smallest keys of a row are a sample of successive
-weighted draws without replacement. This touches every edge of the chosen rows, O(sum deg).
+weighted draws without replacement (with ``w = 1``, a uniform ``k``-subset). This touches
+every edge of the chosen rows: O(M log M) for their M in-edges (two stable sorts).
 
 **With replacement, weighted** is inverse-CDF sampling on ``cumw``: one ``searchsorted`` of
 ``cumw[start_v] + u * W_v`` over the whole running sum (rows are consecutive slices of it).
@@ -46,6 +48,10 @@ import torch
 from graphflow.sampling.csc import CSCGraph
 
 Sampled = tuple[torch.Tensor, torch.Tensor]
+
+# Above this fanout, uniform sampling without replacement sorts random keys instead of
+# running Floyd's k^2 / 2 vectorised steps.
+FLOYD_MAX_FANOUT = 32
 
 # Floyd's membership tests with torch (GPU): below this many rows, one (i, R) compare per
 # step (fewer ops); above, one compare per pair of steps (less memory traffic).
@@ -73,6 +79,8 @@ def sample_rows(csc: CSCGraph, dst: torch.Tensor, fanout: int, *, replace: bool,
         return _all(start, deg)
     if replace:
         return _uniform_with_replacement(start, deg, fanout, generator)
+    if fanout > FLOYD_MAX_FANOUT:  # Floyd's k^2 / 2 steps would outgrow a sort
+        return _by_random_keys(start, deg, fanout, generator)
     small = torch.int32 if csc.num_edges < 2**31 else torch.int64  # holds any degree
     return _uniform_without_replacement(start, deg, fanout, generator, small)
 
@@ -224,23 +232,38 @@ def _weighted_with_replacement(csc: CSCGraph, start: torch.Tensor, deg: torch.Te
 def _weighted_without_replacement(csc: CSCGraph, start: torch.Tensor, deg: torch.Tensor, k: int,
                                   generator: torch.Generator | None) -> Sampled:
     assert csc.weights is not None
+    return _by_random_keys(start, deg, k, generator, csc.weights)
+
+
+def _by_random_keys(start: torch.Tensor, deg: torch.Tensor, k: int,
+                    generator: torch.Generator | None,
+                    weights: torch.Tensor | None = None) -> Sampled:
+    """Each row's ``k`` edges of smallest key ``-log(u) / w`` (``w = 1`` without weights).
+
+    Uniform or weighted sampling without replacement in O(M log M) for the M in-edges of
+    the rows; edges of weight 0 are never chosen. ``k = -1`` keeps every positive edge.
+    """
     n = start.shape[0]
     every, pos = _all(start, deg)  # all in-edges of the rows
     row = torch.repeat_interleave(torch.arange(n, device=deg.device), deg,
                                   output_size=pos.shape[0])  # (M,)
-    w = csc.weights.index_select(0, pos)  # (M,)
-    keep = flat_nonzero(w > 0)
-    pos, row, w = pos[keep], row[keep], w[keep]  # (M',) in row order
-    pos_deg = torch.bincount(row, minlength=n)  # (n,)
+    w = None
+    if weights is not None:
+        w = weights.index_select(0, pos)  # (M,)
+        keep = flat_nonzero(w > 0)
+        pos, row, w = pos[keep], row[keep], w[keep]  # (M',) in row order
+    counts = torch.bincount(row, minlength=n) if w is not None else deg  # (n,)
     if k < 0:
-        return pointers(pos_deg), pos
+        return pointers(counts), pos
     u = torch.rand(pos.shape[0], generator=generator, dtype=torch.float64, device=pos.device)
-    key = -torch.log1p(-u) / w.double()  # (M',) Exp(w): smallest keys = weighted draws
+    key = -torch.log1p(-u)  # (M',) Exp(1)
+    if w is not None:
+        key = key / w.double()  # Exp(w): smallest keys = successive weighted draws
     order = torch.sort(key, stable=True).indices
     order = order.index_select(0, torch.sort(row.index_select(0, order), stable=True).indices)
     # order now lists each row's edges by increasing key; keep each row's first k.
-    first = pointers(pos_deg)
+    first = pointers(counts)
     rank = torch.arange(order.shape[0], device=pos.device) - first.index_select(
         0, row.index_select(0, order))
     chosen = order[rank < k]
-    return pointers(pos_deg.clamp(max=k)), pos.index_select(0, chosen)
+    return pointers(counts.clamp(max=k)), pos.index_select(0, chosen)

@@ -180,3 +180,20 @@ def test_cpu_positions_match_the_torch_formula():
     want = torch.masked_select(csc.indptr[dst].unsqueeze(1) + off, off < deg.unsqueeze(1))
     assert torch.equal(pos, want)
     assert torch.equal(indptr, rows.pointers(deg.clamp(max=5)))
+
+
+def test_large_fanouts_use_random_keys_and_stay_uniform():
+    fanout = rows.FLOYD_MAX_FANOUT + 8
+    csc = star_rows(1500, fanout + 20)
+    dst = torch.arange(1500) + fanout + 20
+    indptr, pos = rows.sample_rows(csc, dst, fanout, replace=False,
+                                   generator=torch.Generator().manual_seed(6))
+    assert ((indptr[1:] - indptr[:-1]) == fanout).all()
+    for p in split(indptr, pos)[:100]:
+        assert p.unique().numel() == fanout
+    freq = torch.bincount(csc.indices[pos], minlength=fanout + 20).double()
+    assert chisquare(freq.numpy()).pvalue > 0.001
+    csc_mixed, degrees = mixed_graph()
+    indptr, pos = rows.sample_rows(csc_mixed, torch.arange(7), fanout, replace=False,
+                                   generator=torch.Generator().manual_seed(0))
+    assert (indptr[1:] - indptr[:-1]).tolist() == degrees.clamp(max=fanout).tolist()

@@ -227,13 +227,14 @@ class _Reader:
 
     def table(self, what: str, comment: str, *, ids: list[str], roles: dict[str, str]
               ) -> pa.Table:
+        """Read; a column pyarrow inferred as numbers that later holds text is re-read as text
+        (ids, and columns without a declared type); a declared type that fails is an error."""
         types = dict(self.types)
-        for _ in range(2):
+        for _ in range(len(self.columns) + 1):  # at most one retry per column
             try:
                 table = self._read(types, self.columns)
             except pa.ArrowInvalid as exc:
-                retry = self._failed(exc, what, comment, ids, roles)
-                types.update({c: pa.string() for c in retry})
+                types[self._failed(exc, what, comment, roles)] = pa.string()
                 continue
             odd = [c for c in ids if not _id_type(table.column(c).type)]
             if not odd:
@@ -241,16 +242,16 @@ class _Reader:
             types.update({c: pa.string() for c in odd})  # 1.5, dates...: keep the text
         return self._read(types, self.columns)
 
-    def _failed(self, exc: pa.ArrowInvalid, what: str, comment: str, ids: list[str],
-                roles: dict[str, str]) -> list[str]:
-        """Raise a ``DataError`` for ``exc``, or return id columns to re-read as text."""
+    def _failed(self, exc: pa.ArrowInvalid, what: str, comment: str,
+                roles: dict[str, str]) -> str:
+        """Raise a ``DataError`` for ``exc``, or return a column to re-read as text."""
         message = str(exc)
         conversion = _CONVERSION.search(message)
         if conversion:
             index, to_type, value = int(conversion[1]), conversion[2], conversion[3]
             name = self.names[index]  # pyarrow counts the file's columns
-            if name in ids:
-                return [name]  # 12 in the first block, "n7" later: ids are text
+            if name not in self.types:
+                return name  # 12 in the first block, "n7" later: the column is text
             role = next((r for r, c in roles.items() if c == name), name)
             rows = self._read({name: pa.string()}, [name]).column(name)
             row = pc.index(rows, value).as_py()

@@ -87,3 +87,15 @@ def test_windows_line_endings(tmp_path):
     path.write_bytes(b"src,dst,w\r\na,b,1\r\nb,c,2\r\n")
     read = read_delimited(path, delimiter=None, header=True, select={"w": "w"})
     assert read.table.column("w").to_pylist() == [1, 2]
+
+
+def test_untyped_column_that_turns_to_text_is_read_as_text(tmp_path, monkeypatch):
+    import graphflow.io.delimited as delimited
+
+    monkeypatch.setattr(delimited, "BLOCK_SIZE", 64)  # several blocks: inference on the first
+    rows = "".join(f"{i},{i}\n" for i in range(20)) + "20,bob\n"
+    path = _write(tmp_path, "id,name\n" + rows, "nodes.csv")
+    read = read_delimited(path, delimiter=",", header=True)
+    assert read.table.column("name").type == pa.string()
+    assert read.table.column("name").to_pylist()[-1] == "bob"
+    assert read.table.column("id").type == pa.int64()

@@ -99,7 +99,8 @@ class GNNStack(nn.Module):
         if len(layers) == 0 or len(dims) != len(layers) + 1:
             raise ValueError(f"{len(layers)} layers need {len(layers) + 1} widths, got "
                              f"{list(dims)}")
-        make_activation(activation), make_norm(norm, 1)  # unknown names fail even with L = 1
+        make_activation(activation)  # unknown names fail even without hidden layers
+        make_norm(norm, 1)
         self.layers = nn.ModuleList(layers)
         self.dims = [int(d) for d in dims]
         hidden = range(len(layers) - 1)

@@ -106,6 +106,10 @@ def test_restore_best_off_keeps_the_last_model_and_early_stopping_stops(run_toml
     records = epochs_logged(stop.out_dir)
     best = int(stop.ctx.metrics["best_epoch"])
     assert records[-1]["epoch"] == best + 3 < 200
+    # Resuming a run that stopped early trains no further.
+    again = run_toml(pipeline(epochs=200, lr=1e-6, train="patience = 3"),
+                     out_dir=tmp_path / "stop", resume=True)
+    assert epochs_logged(again.out_dir) == records and again.ctx.metrics == stop.ctx.metrics
 
 
 class Interrupt:

@@ -20,6 +20,11 @@ import pyarrow.parquet as pq
 from graphflow.errors import DataError
 from graphflow.io.atomic import atomic_path
 
+EDGES_FILE = "edges.parquet"
+NODES_FILE = "nodes.parquet"
+"""The two files of a graph folder (the ``parquet`` exporter's ``what = "graph"``, read back by
+the ``parquet`` loader's ``path``)."""
+
 BATCH_ROWS = 1 << 20
 METADATA_KEY = b"graphflow"
 """Schema metadata key holding the run metadata (JSON) of files graphflow writes."""

@@ -8,10 +8,9 @@ from pathlib import Path
 from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.errors import DataError
-from graphflow.io.parquet import run_metadata, write_parquet
+from graphflow.io.parquet import EDGES_FILE, NODES_FILE, run_metadata, write_parquet
 from graphflow.options import option
 from graphflow_plugins.exporters.tables import artifact_table, graph_tables, run_info, stage_label
-from graphflow_plugins.loaders.parquet import EDGES_FILE, NODES_FILE
 
 
 @dataclass

@@ -11,14 +11,9 @@ from graphflow.errors import DataError
 from graphflow.graph import GraphData
 from graphflow.io.assemble import EdgeColumns, assemble
 from graphflow.io.nodes import OnNan, read_node_table
-from graphflow.io.parquet import read_parquet
+from graphflow.io.parquet import EDGES_FILE, NODES_FILE, read_parquet
 from graphflow.options import option
 from graphflow_plugins.loaders.edgelist import report
-
-EDGES_FILE = "edges.parquet"
-NODES_FILE = "nodes.parquet"
-"""The files of a graph folder, as the ``parquet`` exporter writes them (``what = "graph"``)."""
-
 
 @dataclass
 class ParquetOptions:

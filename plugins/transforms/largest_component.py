@@ -17,8 +17,8 @@ def adjacency(data: GraphData) -> sp.csr_matrix:
     """The graph's (N, N) sparse pattern, for scipy.sparse.csgraph."""
     src, dst = data.graph.edges()
     n = data.num_nodes
-    ones = np.ones(len(src), dtype=np.int8)
-    return sp.csr_matrix((ones, (src.numpy(), dst.numpy())), shape=(n, n))
+    present = np.ones(len(src), dtype=bool)  # duplicates sum to True, never overflow to 0
+    return sp.csr_matrix((present, (src.numpy(), dst.numpy())), shape=(n, n))
 
 
 class LargestComponent(Transform):

@@ -35,6 +35,12 @@ def test_graphml_file_with_string_ids_features_and_directed_edges(run_toml, tmp_
     assert data.meta["classes"] == ["a", "b"] and data.graph.ndata["label"].tolist() == [0, 1, 0]
 
 
+def test_gml_file_keeps_its_labels_as_ids(run_toml, tmp_path):
+    nx.write_gml(nx.path_graph(["p", "q", "r"]), tmp_path / "g.gml")
+    data = run_toml('[load]\ntype = "networkx"\npath = "g.gml"\n').ctx.data
+    assert data.ids.to_arrow().to_pylist() == ["p", "q", "r"] and data.num_edges == 4
+
+
 def test_edgelist_and_adjlist_files(run_toml, tmp_path):
     (tmp_path / "g.edgelist").write_text("1 2 0.5\n2 3 1.5\n")
     data = run_toml('[load]\ntype = "networkx"\npath = "g.edgelist"\n').ctx.data

@@ -74,3 +74,19 @@ def test_check_for_validate(tmp_path):
     with pytest.raises(DataError, match=r"pubmed: root .*nope does not exist; put ind.pubmed.x"):
         loader.check()
     PlanetoidLoader(PlanetoidLoader.Options(root=tmp_path)).check()  # may download: fine
+
+
+def test_no_files_and_no_network_says_where_to_put_them(run_toml, tmp_path, cache, monkeypatch):
+    import dgl.data.dgl_dataset as dgl_dataset
+
+    def offline(url, *args, **kwargs):
+        raise ConnectionError(f"cannot reach {url}")
+
+    monkeypatch.setattr(dgl_dataset, "download", offline)  # this machine, unplugged
+    root = tmp_path / "empty"
+    root.mkdir()
+    with pytest.raises(DataError) as info:
+        run_toml(_toml("cora", root, tmp_path / "cache"))
+    message = str(info.value)
+    assert "cora: download failed (ConnectionError: cannot reach https://" in message
+    assert f"put {', '.join(raw_files('cora'))} in {root}" in message

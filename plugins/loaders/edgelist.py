@@ -35,8 +35,8 @@ class EdgelistOptions:
     id_column: str = option("id", "Node table: the id column.")
     label_column: str = option("label", "Node table: the label column, if present.")
     feature_columns: list[str] | None = option(
-        None, "Node table: feature columns; default: its one list column, else every numeric "
-              "column besides id, label and masks.")
+        None, "Node table: feature columns; default: its list column (feat if several), "
+              "else every numeric column besides id, label and masks.")
     on_nan: OnNan = option("error", 'NaN/inf features: "error" or "zero" (replace by 0).')
 
     def __post_init__(self) -> None:

@@ -7,6 +7,7 @@ A ``GraphflowError`` prints one line; a traceback only with ``--debug``.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -33,12 +34,18 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
-        return int(args.func(args) or 0)
+        code = int(args.func(args) or 0)
+        sys.stdout.flush()  # surface a closed pipe here, not at interpreter exit
+        return code
     except GraphflowError as exc:
         return _report(exc, args.debug, f"error: {exc}", exc.exit_code)
     except KeyboardInterrupt:
         print("graphflow: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `graphflow describe gcn | head`: the reader left; not an error
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug in graphflow itself: still no raw traceback by default
         return _report(exc, args.debug, f"internal error: {type(exc).__name__}: {exc}", 1)
 

@@ -47,3 +47,21 @@ def test_describe_unknown_suggests(cli, toy_entry_point):
     code, _, err = cli("describe", "cuont")
     assert code == 1
     assert 'no component "cuont" (did you mean "count"?)' in err
+
+
+def test_output_into_a_closed_pipe_is_not_an_error(monkeypatch, capsys):
+    """`graphflow plugins | head -1`: the reader leaves early; graphflow exits quietly."""
+    import os
+    import sys
+
+    from graphflow.cli.main import main
+
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    closed = os.fdopen(write_end, "w")
+    monkeypatch.setattr(sys, "stdout", closed)
+    try:
+        assert main(["plugins", "--json"]) == 0
+    finally:
+        monkeypatch.undo()
+    assert "BrokenPipeError" not in capsys.readouterr().err

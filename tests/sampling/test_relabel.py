@@ -29,9 +29,9 @@ def test_sort_path_and_scan_path_agree(monkeypatch):
     csc = empty_csc(5000)
     dst = torch.randperm(5000, generator=gen)[:300]
     nbr = torch.randint(0, 5000, (2000,), generator=gen)
-    monkeypatch.setattr(relabel_mod, "SCAN_RATIO", 10**9)  # always the unique() path
+    monkeypatch.setattr(relabel_mod, "SCAN_RATIO", 10**9)  # always the flags scan
     a = relabel(csc, dst, nbr)
-    monkeypatch.setattr(relabel_mod, "SCAN_RATIO", 0)  # always the flags scan
+    monkeypatch.setattr(relabel_mod, "SCAN_RATIO", 0)  # always the unique() path
     b = relabel(csc, dst, nbr)
     assert torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])
     assert torch.equal(a[0][a[1]], nbr)

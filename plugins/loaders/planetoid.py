@@ -50,11 +50,8 @@ def raw_files(name: str) -> list[str]:
 
 def dgl_folder_name(name: str) -> str:
     """The folder DGL expects under its raw dir, e.g. ``cora_v2_<8 hex digits>``."""
-    from dgl.data.citation_graph import CitationGraphDataset
-    from dgl.data.utils import _get_dgl_url
-
     dgl_name = DGL_NAMES[name]
-    url = _get_dgl_url(CitationGraphDataset._urls[dgl_name])
+    url = dgl.data.utils._get_dgl_url(dgl.data.CitationGraphDataset._urls[dgl_name])
     return dgl_name + "_" + hashlib.sha1(str(url).encode("utf-8")).hexdigest()[:8]
 
 

@@ -1,0 +1,144 @@
+"""The ``skipgram`` task: node embeddings from the walks of a ``node2vec`` / ``deepwalk`` sampler."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+import torch
+
+from graphflow.components import Task
+from graphflow.context import RunContext
+from graphflow.errors import ConfigError
+from graphflow.options import option
+from graphflow.sampling.sampler import intra_op_threads
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr
+from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
+from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
+
+@dataclass
+class SkipGramOptions:
+    dim: int = option(128, "Embedding width.")
+    window: int = option(10, "Context window: nodes up to this many steps apart in a walk "
+                         "form positive pairs.")
+    dynamic_window: bool = option(True, "Draw each center's window from 1..window (word2vec), "
+                                  "weighting near nodes more.")
+    negatives: int = option(5, "Noise samples per positive pair, from the in-degree^0.75 "
+                            "distribution.")
+    epochs: int = option(1, "Passes; every epoch walks walks_per_node fresh walks per node.")
+    lr: float = option(0.2, "Initial learning rate of the row-wise AdaGrad updates, decayed "
+                       "linearly to lr * 1e-4.")
+    batch_size: int | None = option(None, "Walks per update. Default: 64 on the CPU (blocks "
+                                    "stay in cache), 2048 on a GPU (fewer, larger kernels).")
+    subsample: float = option(0.0, "Frequent-node subsampling threshold t (word2vec's sample, "
+                              "e.g. 1e-3); 0 = off.")
+    eval: bool = option(False, "After training, run embedding_eval's node classification "
+                        "(and link prediction when the sampler held out edges).")
+    eval_train_fraction: float = option(0.5, "eval: training share of the labelled nodes when "
+                                        "the graph has no train/test masks.")
+    threads: int = option(1, "CPU intra-op threads while training (0: torch's setting). The "
+                          "blocks are small matrix products: on a 2-core machine shared with "
+                          "other work one thread was 4-8x faster than two.")
+    seed: int | None = option(None, "Seed of walks, noise and initialisation; default: the "
+                              "pipeline seed.")
+
+    def __post_init__(self) -> None:
+        for name in ("dim", "window", "negatives", "epochs", "batch_size"):
+            if getattr(self, name) is not None and getattr(self, name) < 1:
+                raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
+        if not self.lr > 0:
+            raise ValueError(f"lr = {self.lr}: must be > 0")
+        if self.subsample < 0:
+            raise ValueError(f"subsample = {self.subsample}: must be >= 0 (0 = off)")
+        if not 0.0 < self.eval_train_fraction < 1.0:
+            raise ValueError(f"eval_train_fraction = {self.eval_train_fraction}: must lie in "
+                             f"(0, 1)")
+        if self.threads < 0:
+            raise ValueError(f"threads = {self.threads}: must be >= 0")
+
+
+class SkipGramTask(Task):
+    """Skip-gram with negative sampling over random walks: DeepWalk / Node2Vec embeddings.
+
+    Needs a ``node2vec`` or ``deepwalk`` ``[sample]``. Every epoch starts ``walks_per_node``
+    walks from every node (in a seeded random order), walks them in batches of the sampler's
+    ``batch_size`` on the run's device, and trains on each batch at once: context pairs,
+    word2vec's dynamic window, optional frequent-node subsampling and in-degree^0.75 noise
+    nodes are all made on the device from the walk tensor, scored as batched matrix products,
+    and applied as sparse row updates (row-wise AdaGrad). Padding after a dead end
+    never forms a pair.
+
+    Sets ``ctx.artifacts.embeddings`` (float32 (N, dim), CPU) for exporters and for later
+    stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per
+    epoch and ``skipgram_loss``, ``walk_seconds``, ``train_seconds``; with ``eval = true`` also
+    ``embedding_eval``'s metrics.
+    """
+
+    name = "skipgram"
+    summary = "Skip-gram (word2vec SGNS) node embeddings from node2vec/deepwalk walks"
+    Options = SkipGramOptions
+    requires_sampler = True
+
+    def run(self, ctx: RunContext) -> None:
+        o = self.options
+        sampler, walks_data = ctx.sampler, ctx.sampler_graph
+        if not isinstance(sampler, WalkSampler) or not isinstance(walks_data, WalkData):
+            got = getattr(sampler, "name", type(sampler).__name__)
+            raise ConfigError(f'skipgram needs a random-walk sampler ([sample] type = '
+                              f'"node2vec" or "deepwalk"), got "{got}"')
+        walk_opts = sampler.options
+        device = walks_data.device
+        n = walks_data.num_nodes
+        seed = ctx.seed if o.seed is None else o.seed
+        gen = torch.Generator(device=device).manual_seed(seed)
+        settings = SkipGramSettings(dim=o.dim, window=o.window, negatives=o.negatives,
+                                    dynamic_window=o.dynamic_window, subsample=o.subsample)
+        lr0 = o.lr
+        step_walks = o.batch_size or (2048 if device.type == "cuda" else 64)
+        with intra_op_threads(o.threads):
+            model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen)
+        total = o.epochs * n * walk_opts.walks_per_node  # walks in the whole run
+        done = 0
+        walk_seconds = train_seconds = 0.0
+        loss = float("nan")
+        for epoch in range(1, o.epochs + 1):
+            starts = torch.arange(n, device=device).repeat(walk_opts.walks_per_node)
+            starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
+            loss_sum = torch.zeros((), dtype=torch.float64, device=device)
+            pairs = torch.zeros((), dtype=torch.float64, device=device)
+            batches = starts.split(walk_opts.batch_size)
+            for batch in ctx.progress(batches, desc=f"skipgram epoch {epoch}", unit="batch"):
+                t0 = time.perf_counter()
+                walks = sampler.sample(walks_data, batch, generator=gen)  # (B, L+1)
+                _sync(device)
+                t1 = time.perf_counter()
+                walk_seconds += t1 - t0
+                with intra_op_threads(o.threads):
+                    for chunk in walks.split(step_walks):
+                        step_loss, step_pairs = model.step(chunk, linear_lr(lr0, done, total))
+                        loss_sum += step_loss
+                        pairs += step_pairs
+                        done += chunk.shape[0]
+                _sync(device)
+                train_seconds += time.perf_counter() - t1
+            loss = float(loss_sum / pairs.clamp(min=1))
+            ctx.log_epoch(epoch, loss=loss, lr=linear_lr(lr0, done, total))
+        ctx.artifacts.embeddings = model.embeddings()
+        ctx.log_metrics(skipgram_loss=loss, walk_seconds=walk_seconds,
+                        train_seconds=train_seconds)
+        ctx.info(f"skipgram: {n} nodes x {o.dim} dims, loss {loss:.4f} "
+                 f"(walks {walk_seconds:.1f}s, training {train_seconds:.1f}s)")
+        if o.eval:
+            options = EvalOptions(classification="label" in ctx.graph().graph.ndata,
+                                  train_fraction=o.eval_train_fraction,
+                                  link_prediction=walks_data.heldout is not None)
+            if options.classification or options.link_prediction:
+                evaluate_embeddings(ctx, ctx.artifacts.embeddings, options)
+            else:
+                ctx.info("skipgram eval: the graph has no labels and no edges were held out; "
+                         "nothing to evaluate")
+
+
+def _sync(device: torch.device) -> None:
+    """Wait for queued GPU work, so that the walk / training timings are honest."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)

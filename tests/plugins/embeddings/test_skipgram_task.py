@@ -1,0 +1,132 @@
+"""The skipgram task in pipelines: artifacts, metrics, exports with original ids, errors."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pyarrow.parquet as pq
+import pytest
+import torch
+
+from graphflow.errors import ConfigError
+
+SBM = """
+[pipeline]
+name = "sbm_n2v"
+seed = 1
+
+[load]
+type = "synthetic"
+nodes = 300
+classes = 3
+features = 0
+p_in = 0.06
+p_out = 0.003
+
+[sample]
+type = "node2vec"
+walk_length = 20
+walks_per_node = 5
+p = 0.5
+q = 2.0
+batch_size = 500
+
+[[train]]
+type = "skipgram"
+dim = 16
+window = 4
+epochs = 2
+eval = true
+"""
+
+
+def test_skipgram_makes_embeddings_logs_epochs_and_evaluates(run_toml):
+    result = run_toml(SBM)
+    ctx = result.ctx
+    emb = ctx.artifacts.embeddings
+    assert emb.shape == (300, 16) and emb.dtype == torch.float32 and emb.device.type == "cpu"
+    assert bool(torch.isfinite(emb).all())
+    m = result.record["metrics"]
+    for key in ("skipgram_loss", "walk_seconds", "train_seconds", "emb_test_acc",
+                "emb_micro_f1", "emb_macro_f1"):
+        assert key in m
+    assert m["emb_test_acc"] > 0.8  # three well-separated communities
+    lines = [json.loads(x) for x in ctx.metrics_path.read_text().splitlines()]
+    epochs = [x for x in lines if x["stage"] == "train.0"]
+    assert [x["epoch"] for x in epochs] == [1, 2]
+    assert epochs[1]["loss"] < epochs[0]["loss"]
+
+
+def test_same_seed_same_embeddings_other_seed_different(run_toml, tmp_path):
+    a = run_toml(SBM, out_dir=tmp_path / "a").ctx.artifacts.embeddings
+    b = run_toml(SBM, out_dir=tmp_path / "b").ctx.artifacts.embeddings
+    c = run_toml(SBM, ["pipeline.seed=2"], out_dir=tmp_path / "c").ctx.artifacts.embeddings
+    assert torch.equal(a, b)
+    assert not torch.equal(a, c)
+
+
+def test_deepwalk_on_string_ids_exports_parquet_and_npy_with_the_ids(run_toml, tmp_path):
+    edges = tmp_path / "friends.csv"
+    names = ["ann", "bob", "cy", "dee", "eve", "fay"]
+    pairs = [(0, 1), (1, 2), (2, 0), (3, 4), (4, 5), (5, 3), (2, 3)]
+    edges.write_text("".join(f"{names[a]},{names[b]}\n" for a, b in pairs))
+    text = f"""
+[load]
+type = "edgelist"
+path = "{edges}"
+
+[sample]
+type = "deepwalk"
+walk_length = 10
+walks_per_node = 4
+
+[[train]]
+type = "skipgram"
+dim = 8
+window = 2
+
+[[export]]
+type = "parquet"
+what = "embeddings"
+path = "{tmp_path / 'emb.parquet'}"
+
+[[export]]
+type = "npy"
+what = "embeddings"
+path = "{tmp_path / 'emb.npy'}"
+"""
+    result = run_toml(text)
+    emb = result.ctx.artifacts.embeddings
+    table = pq.read_table(tmp_path / "emb.parquet")
+    assert table.column("id").to_pylist() == names
+    assert np.allclose(np.array(table.column("embedding").to_pylist()), emb.numpy())
+    assert np.array_equal(np.load(tmp_path / "emb.npy"), emb.numpy())
+    assert np.load(tmp_path / "emb.ids.npy").tolist() == names
+
+
+def test_skipgram_with_a_non_walk_sampler_says_which_samplers_work(run_toml):
+    text = SBM.replace('type = "node2vec"', 'type = "neighbor"\nfanouts = [5]')
+    for key in ("walk_length", "walks_per_node", "p = 0.5", "q = 2.0"):
+        text = "\n".join(line for line in text.splitlines() if not line.startswith(key))
+    with pytest.raises(ConfigError, match=r'\[train.0\] skipgram: skipgram needs a random-walk '
+                                          r'sampler \(\[sample\] type = "node2vec" or '
+                                          r'"deepwalk"\), got "neighbor"'):
+        run_toml(text)
+
+
+def test_skipgram_without_sample_section_is_refused_at_validation(run_toml):
+    text = SBM[:SBM.index("[sample]")] + '[[train]]\ntype = "skipgram"\n'
+    with pytest.raises(ConfigError, match=r"skipgram needs a \[sample\] section"):
+        run_toml(text)
+
+
+@pytest.mark.parametrize("override,message", [
+    ("train.0.dim=0", r"dim = 0: must be >= 1"),
+    ("train.0.lr=-0.1", r"lr = -0.1: must be > 0"),
+    ("train.0.subsample=-1", r"subsample = -1.0: must be >= 0"),
+    ("train.0.window=1.5", r"train.0.window: expected int, got 1.5"),
+])
+def test_bad_skipgram_options(run_toml, override, message):
+    with pytest.raises(ConfigError, match=message):
+        run_toml(SBM, [override])

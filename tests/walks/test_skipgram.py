@@ -1,0 +1,133 @@
+"""Skip-gram: gradients equal autograd's, sparse updates, no pair across padding, learning."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from graphflow.walks.csr import from_edges
+from graphflow.walks.node2vec import random_walks
+from graphflow.walks.pairs import context_pairs
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr
+
+CPU = torch.device("cpu")
+
+
+def two_cliques(k=8):
+    """Two k-cliques joined by one edge, plus two isolated nodes at the end."""
+    idx = torch.arange(k)
+    a, b = torch.meshgrid(idx, idx, indexing="ij")
+    keep = a != b
+    src = torch.cat([a[keep], a[keep] + k, torch.tensor([0, k])])
+    dst = torch.cat([b[keep], b[keep] + k, torch.tensor([k, 0])])
+    return from_edges(src, dst, 2 * k + 2)
+
+
+def test_step_applies_rowwise_adagrad_to_the_autograd_gradient():
+    graph = two_cliques()
+    settings = SkipGramSettings(dim=8, window=2, negatives=3, dynamic_window=False,
+                                shared_negatives=4)
+    gen = torch.Generator().manual_seed(0)
+    model = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU, gen)
+    model.ctx.normal_(0, 0.3, generator=torch.Generator().manual_seed(1))  # non-zero outputs
+    walks = torch.tensor([[0, 1, 2, 3, 1, -1], [9, 10, 11, 8, 0, 1]])
+    emb0, ctx0 = model.emb.clone(), model.ctx.clone()
+    state = gen.get_state()
+    lr = 0.01
+    loss, pairs = model.step(walks, lr)
+
+    # Reference: explicit per-center sums with autograd, drawing the same noise nodes.
+    gen.set_state(state)
+    noise = model.noise.sample(2 * 4, gen).view(2, 4)
+    e = emb0.clone().requires_grad_(True)
+    c = ctx0.clone().requires_grad_(True)
+    ref = torch.zeros((), dtype=torch.float64)
+    n_pairs = 0
+    for b in range(2):
+        row = walks[b]
+        for i in range(6):
+            if row[i] < 0:
+                continue
+            ctx_nodes = [row[j] for j in range(6) if 1 <= abs(i - j) <= 2 and row[j] >= 0]
+            n_pairs += len(ctx_nodes)
+            v = e[row[i]]
+            for u in ctx_nodes:
+                ref = ref - torch.nn.functional.logsigmoid(v @ c[u])
+            for nn in noise[b]:
+                ref = ref - 3 * len(ctx_nodes) / 4 * torch.nn.functional.logsigmoid(-(v @ c[nn]))
+    ref.backward()
+    assert int(pairs) == n_pairs
+    assert float(loss) == pytest.approx(ref.item(), rel=1e-5)
+    for table, before, grad, acc in ((model.emb, emb0, e.grad, model.s_emb),
+                                     (model.ctx, ctx0, c.grad, model.s_ctx)):
+        expected_acc = (grad ** 2).mean(1)  # accumulators start at 0
+        assert torch.allclose(acc, expected_acc, rtol=1e-4, atol=1e-12)
+        step = torch.where(expected_acc[:, None] > 0,
+                           -lr * grad / (expected_acc.sqrt()[:, None] + 1e-10), 0.0)
+        assert torch.allclose(table - before, step, atol=1e-5)
+        touched = (grad != 0).any(1)
+        assert bool(touched.any()) and torch.equal(table[~touched], before[~touched])
+
+
+def test_rows_never_seen_stay_unchanged():
+    graph = two_cliques()  # nodes 16 and 17 are isolated: in no walk, never noise
+    model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3), graph.in_strength(),
+                     CPU, torch.Generator().manual_seed(0))
+    emb0, ctx0 = model.emb.clone(), model.ctx.clone()
+    walks = random_walks(graph, torch.arange(16), 10, generator=torch.Generator().manual_seed(0))
+    for _ in range(3):
+        model.step(walks, 0.1)
+    assert torch.equal(model.emb[16:], emb0[16:]) and torch.equal(model.ctx[16:], ctx0[16:])
+    assert not torch.equal(model.emb[:16], emb0[:16])
+
+
+@pytest.mark.parametrize("chunk", [4, 128])
+def test_pair_count_matches_explicit_pairs_and_ignores_padding(chunk):
+    graph = two_cliques()
+    model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3, dynamic_window=False,
+                                                       chunk=chunk),
+                     graph.in_strength(), CPU, torch.Generator().manual_seed(0))
+    walks = torch.tensor([[0, 1, 2, -1, -1, -1, -1], [16, -1, -1, -1, -1, -1, -1],
+                          [3, 4, 5, 6, 7, 0, 8]])
+    _, pairs = model.step(walks, 0.0)
+    center, _ = context_pairs(walks, 3)
+    assert int(pairs) == center.numel()
+
+
+def test_same_seed_same_embeddings():
+    graph = two_cliques()
+    walks = random_walks(graph, torch.arange(16).repeat(2), 10,
+                         generator=torch.Generator().manual_seed(0))
+    out = []
+    for _ in range(2):
+        model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, subsample=0.05),
+                         graph.in_strength(), CPU, torch.Generator().manual_seed(5))
+        model.step(walks, 0.2)
+        out.append(model.embeddings())
+    assert torch.equal(out[0], out[1])
+
+
+def test_training_separates_two_communities():
+    lr = 0.2
+    graph = two_cliques()
+    gen = torch.Generator().manual_seed(0)
+    model = SkipGram(graph.num_nodes, SkipGramSettings(dim=16, window=3), graph.in_strength(),
+                     CPU, gen)
+    starts = torch.arange(16).repeat(20)
+    losses = []
+    for step in range(10):
+        walks = random_walks(graph, starts, 10, generator=gen)
+        loss, pairs = model.step(walks, linear_lr(lr, step, 10))
+        losses.append(float(loss / pairs))
+    assert losses[-1] < losses[0]
+    z = torch.nn.functional.normalize(model.embeddings()[:16], dim=1)
+    sim = z @ z.t()
+    same = torch.block_diag(torch.ones(8, 8), torch.ones(8, 8)).bool()
+    off = ~torch.eye(16, dtype=torch.bool)
+    assert sim[same & off].mean() > sim[~same].mean() + 0.3
+
+
+def test_linear_lr_schedule():
+    assert linear_lr(0.2, 0, 10) == 0.2
+    assert linear_lr(0.2, 5, 10) == pytest.approx(0.1)
+    assert linear_lr(0.2, 10, 10) == pytest.approx(0.2 * 1e-4)

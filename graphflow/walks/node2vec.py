@@ -35,6 +35,11 @@ from graphflow.walks.csr import WalkGraph
 PAD = -1
 """Padding after a walk stopped early."""
 
+MIN_TRIALS = 4096
+"""Proposals per rejection round at least (when few walkers are left, each draws several)."""
+MAX_TRIALS = 64
+"""Proposals per walker and round at most."""
+
 
 def random_walks(graph: WalkGraph, starts: torch.Tensor, length: int, *, p: float = 1.0,
                  q: float = 1.0, generator: torch.Generator | None = None) -> torch.Tensor:
@@ -154,24 +159,31 @@ def second_order_step(graph: WalkGraph, prev: torch.Tensor, cur: torch.Tensor, p
     area = height * total + outlier  # (W,) proposal area
     out = torch.full_like(cur, PAD)
     pending = (total > 0).nonzero().squeeze(1)  # (P,) walkers still drawing
+    budget = max(pending.numel(), MIN_TRIALS)  # trials per round
     while pending.numel():
-        c_start = start.index_select(0, pending)
-        c_count = count.index_select(0, pending)
-        c_prev = prev.index_select(0, pending)
-        c_out = outlier.index_select(0, pending)
-        u = _uniform(pending.numel(), generator, device) * area.index_select(0, pending)
+        # As walkers accept, the rest draw several i.i.d. proposals each in one round and keep
+        # their first accepted one: the same law as drawing them one after the other, without
+        # a long tail of nearly empty rounds.
+        k = min(MAX_TRIALS, max(1, budget // pending.numel()))
+        walker = pending.repeat_interleave(k) if k > 1 else pending  # (P*k,)
+        t = walker.numel()
+        c_start = start.index_select(0, walker)
+        c_count = count.index_select(0, walker)
+        c_prev = prev.index_select(0, walker)
+        c_out = outlier.index_select(0, walker)
+        u = _uniform(t, generator, device) * area.index_select(0, walker)
         back = u < c_out  # landed in the outlier: return to prev
-        v = (u - c_out).clamp(min=0) / height  # (P,) uniform on [0, total)
+        v = (u - c_out).clamp(min=0) / height  # (T,) uniform on [0, total)
         if weighted:
-            target = base.index_select(0, pending) + v
+            target = base.index_select(0, walker) + v
             pos = torch.searchsorted(graph.cumweight, target, right=True) - 1
             pos = torch.maximum(torch.minimum(pos, c_start + c_count - 1), c_start)
-            y = _uniform(pending.numel(), generator, device) * height
+            y = _uniform(t, generator, device) * height
         else:
             offset = v.long()  # floor
             y = (v - offset) * height
             pos = c_start + torch.minimum(offset, c_count - 1)
-        cand = graph.indices.index_select(0, pos)  # (P,)
+        cand = graph.indices.index_select(0, pos)  # (T,)
         is_ret = cand == c_prev
         accept = torch.where(is_ret, y < ret_in, y < sure) | back
         if sure < height:  # the band [sure, height): adjacency to prev decides
@@ -182,6 +194,11 @@ def second_order_step(graph: WalkGraph, prev: torch.Tensor, cur: torch.Tensor, p
                 # q > 1: band [1/q, 1) accepts neighbors of prev; q < 1: band [1, 1/q) others.
                 accept.index_copy_(0, asked, adjacent if q > 1 else ~adjacent)
         cand = torch.where(back, c_prev, cand)
+        if k > 1:
+            accept = accept.view(-1, k)  # (P, k) trials of each pending walker, in order
+            first = accept.to(torch.int8).argmax(1, keepdim=True)  # first accepted trial
+            cand = cand.view(-1, k).gather(1, first).squeeze(1)
+            accept = accept.any(1)
         out.index_copy_(0, pending, torch.where(accept, cand, PAD))
         pending = pending.index_select(0, (~accept).nonzero().squeeze(1))
     return out

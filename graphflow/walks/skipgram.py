@@ -143,12 +143,13 @@ class SkipGram:
         n_pos = pos.sum(2, keepdim=True)  # (G, C, 1)
         weight_n = n_pos * (s.negatives / m)  # (G, C, 1) each shared noise term's weight
         score = torch.bmm(e, x.transpose(1, 2))  # (G, C, S+M)
-        sig = torch.sigmoid(score)
-        grad = torch.cat([(sig[:, :, :span] - 1.0) * pos,  # d loss / d score, positives
-                          sig[:, :, span:] * weight_n], 2)  # and noise
-        logsig = torch.nn.functional.logsigmoid
-        loss = -(logsig(score[:, :, :span]) * pos).sum() \
-            - (logsig(-score[:, :, span:]) * weight_n).sum()
+        grad = torch.sigmoid_(score)  # in place: the scores are not needed any more
+        sig_pos, sig_neg = grad[:, :, :span], grad[:, :, span:]
+        # -log sigma(s) on pairs, -log(1 - sigma(s)) on noise (clamped: no log(0) on outliers)
+        loss = -(torch.log(sig_pos.clamp(min=1e-12)) * pos).sum() \
+            - (torch.log((1.0 - sig_neg).clamp_(min=1e-12)) * weight_n).sum()
+        sig_pos.sub_(1.0).mul_(pos)  # d loss / d score = sigma(s) - 1 on positive pairs
+        sig_neg.mul_(weight_n)  # and (K P / M) sigma(s) on noise
         grad_e = torch.bmm(grad, x).view(-1, s.dim)  # (G*C, D)
         grad_x = torch.bmm(grad.transpose(1, 2), e).view(-1, s.dim)  # (G*(S+M), D)
         _rowwise_adagrad(self.emb, self.s_emb, centers, grad_e, lr)

@@ -24,13 +24,13 @@ def test_lookup_and_contains_agree_with_a_dict():
 
 
 def test_keys_that_collide_still_resolve():
-    probe = EdgeSet(torch.arange(8))  # 8 keys -> 16 slots (bits = 4)
-    assert probe.bits == 4
-    home = probe._hash(torch.arange(5000))
+    probe = EdgeSet(torch.arange(8))  # 8 keys -> 32 slots (load <= 0.25)
+    assert probe.bits == 5
+    home = probe._hash(torch.arange(20000))
     same = (home == home[0]).nonzero().squeeze(1)  # keys sharing one home slot
-    members, strangers = same[:8], same[8:16]
+    members, strangers = same[:12], same[12:20]
     table = EdgeSet(members)
-    assert table.max_probe == 8  # one chain of 8
+    assert table.max_probe == 12  # one chain of 12: two probe windows of 8
     assert bool(table.contains(members).all())
     assert not bool(table.contains(strangers).any())
     found, value = table.lookup(torch.cat([strangers[:2], members[-1:]]))
@@ -40,6 +40,6 @@ def test_keys_that_collide_still_resolve():
 def test_empty_set_and_tiny_table():
     empty = EdgeSet(torch.zeros(0, dtype=torch.int64))
     assert empty.contains(torch.tensor([0, 5, 7])).tolist() == [False, False, False]
-    full = EdgeSet(torch.arange(16))  # load factor 0.5 at 32 slots
+    full = EdgeSet(torch.arange(16))  # load factor 0.25 at 64 slots
     assert bool(full.contains(torch.arange(16)).all())
     assert not bool(full.contains(torch.arange(16, 100)).any())

@@ -21,7 +21,6 @@ The last output line is one JSON object with the figures.
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import statistics
 import sys
@@ -44,6 +43,7 @@ from graphflow.nn import GCNConv  # noqa: E402
 from graphflow.sparse import Adjacency, as_features  # noqa: E402
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density  # noqa: E402
 from graphflow.testing import planetoid_dir  # noqa: E402
+from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
 
 ARXIV_NODES, ARXIV_EDGES, ARXIV_FEATS, ARXIV_CLASSES = 169_343, 1_166_243, 128, 40
 
@@ -60,20 +60,12 @@ class Data:
 
 # ---------------------------------------------------------------------------------- data
 def load_cora(root: Path, device: torch.device) -> Data | None:
-    """Cora through DGL's loader, from a temp dir laid out as DGL expects (symlinks)."""
+    """Cora through DGL's loader, laid out as DGL expects by the planetoid loader's helper."""
     if not (root / "ind.cora.x").exists():
         return None
-    from dgl.data import CoraGraphDataset
-    from dgl.data.utils import _get_dgl_url
-
-    url = _get_dgl_url("dataset/cora_v2.zip")
-    suffix = "_" + hashlib.sha1(url.encode("utf-8")).hexdigest()[:8]
     with tempfile.TemporaryDirectory(prefix="graphflow-cora-") as tmp:
-        folder = Path(tmp) / f"cora_v2{suffix}"
-        folder.mkdir()
-        for part in ("x", "y", "tx", "ty", "allx", "ally", "graph", "test.index"):
-            (folder / f"ind.cora_v2.{part}").symlink_to(root / f"ind.cora.{part}")
-        g = CoraGraphDataset(raw_dir=tmp, force_reload=True, verbose=False)[0]
+        raw_dir = link_layout("cora", root, Path(tmp))
+        g = dgl.data.CoraGraphDataset(raw_dir=str(raw_dir), force_reload=True, verbose=False)[0]
     g = dgl.add_self_loop(dgl.remove_self_loop(g))
     return Data("cora", g.to(device), g.ndata["feat"].to(device), g.ndata["label"].to(device),
                 g.ndata["train_mask"].to(device), 7)

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import graphflow  # noqa: F401  (first: it sets OpenMP defaults before torch loads)
+
 sys.path.insert(0, str(Path(__file__).parent))  # make tests/toy_plugin.py importable
 
 import toy_plugin as toy  # noqa: E402

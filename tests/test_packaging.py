@@ -43,15 +43,3 @@ def test_torch_is_constrained_to_the_tested_cpu_build():
     assert "dgl==2.1.0" in deps and "torchdata<0.10" in deps
     assert (ROOT / "constraints.txt").read_text().strip() == "torch==2.13.0"
 
-
-def test_openmp_waiters_sleep_by_default():
-    import subprocess
-    import sys
-
-    code = "import graphflow, os; print(os.environ['OMP_WAIT_POLICY'])"
-    env = {k: v for k, v in __import__("os").environ.items() if k != "OMP_WAIT_POLICY"}
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.strip() == "PASSIVE"
-    env["OMP_WAIT_POLICY"] = "ACTIVE"
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)
-    assert out.stdout.strip() == "ACTIVE"

@@ -117,11 +117,24 @@ What = Literal["embeddings", "predictions", "logits", "graph"]
 class Exporter(Component):
     """Writes an artifact to a file: ``[[export]]``.
 
-    Its ``Options`` must have ``what: What`` and ``path: Path`` (the registry checks).
+    Its ``Options`` must have ``what: What`` and ``path: Path | None`` (the registry checks).
+    Write to :meth:`target`, which is ``path`` or, when it is left out, ``OUT_DIR/<what><suffix>``
+    (a folder ``OUT_DIR/graph`` for exporters that write a graph as several files).
     Writes are atomic: use :func:`graphflow.io.atomic.atomic_path`.
     """
 
     kind = "exporter"
+    suffix: ClassVar[str] = ""
+    graph_is_folder: ClassVar[bool] = False
+
+    def target(self, ctx: RunContext) -> Path:
+        """Where to write: the ``path`` option, else a default inside the run's out_dir."""
+        if self.options.path is not None:
+            return self.options.path
+        what = self.options.what
+        if what == "graph" and self.graph_is_folder:
+            return ctx.out_dir / "graph"
+        return ctx.out_dir / f"{what}{self.suffix}"
 
     def export(self, ctx: RunContext) -> list[Path]:
         """Write and return the files written."""

@@ -24,7 +24,9 @@ NODES_CSV = "nodes.csv"
 @dataclass
 class CsvExportOptions:
     what: What = option(doc="embeddings | predictions | logits | graph.")
-    path: Path = option(doc='Output file; for what = "graph", a folder (edges.csv + nodes.csv).')
+    path: Path | None = option(None, 'Output file (default OUT_DIR/<what>.csv); for what = '
+                                     '"graph", a folder of edges.csv + nodes.csv (default '
+                                     "OUT_DIR/graph).")
     ids: bool = option(True, "Write the original node ids (false: internal ids 0..N-1).")
     delimiter: str = option("comma", '"comma", "tab", "space" or one character.')
 
@@ -47,19 +49,22 @@ class CsvExporter(Exporter):
 
     name = "csv"
     summary = "CSV with header: ids + one column per dimension, predictions, or the graph"
+    suffix = ".csv"
+    graph_is_folder = True
     Options = CsvExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
+        path = self.target(ctx)
         section = stage_label(ctx)
         if o.what == "graph":
-            if o.path.is_file():
-                raise DataError(f'{o.path} is a file; for what = "graph" the path is a folder '
+            if path.is_file():
+                raise DataError(f'{path} is a file; for what = "graph" the path is a folder '
                                 f"that will hold {EDGES_CSV} and {NODES_CSV}")
             edges, nodes = graph_tables(ctx.graph(), o.ids)
-            return [self._write(o.path / EDGES_CSV, flat(edges)),
-                    self._write(o.path / NODES_CSV, flat(nodes))]
-        return [self._write(o.path, flat(artifact_table(ctx, o.what, section, o.ids)))]
+            return [self._write(path / EDGES_CSV, flat(edges)),
+                    self._write(path / NODES_CSV, flat(nodes))]
+        return [self._write(path, flat(artifact_table(ctx, o.what, section, o.ids)))]
 
     def _write(self, path: Path, table: pa.Table) -> Path:
         options = pacsv.WriteOptions(delimiter=delimiter_char(self.options.delimiter))

@@ -14,7 +14,7 @@ from graphflow_plugins.exporters.tables import node_artifact, stage_label
 
 @dataclass
 class DglExportOptions:
-    path: Path = option(doc="Output file (e.g. graph.bin).")
+    path: Path | None = option(None, "Output file (default OUT_DIR/<what>.bin).")
     what: What = option("graph", 'graph, or an artifact to store as node data of the graph '
                                  '(ndata["embeddings"], ["predictions"] or ["logits"]).')
 
@@ -29,10 +29,12 @@ class DglExporter(Exporter):
 
     name = "dgl"
     summary = "DGL binary graph (dgl.save_graphs) with ids and metadata; readable by the dgl loader"
+    suffix = ".bin"
     Options = DglExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
+        path = self.target(ctx)
         section = stage_label(ctx)
         extra = None if o.what == "graph" else {o.what: node_artifact(ctx, o.what, section)}
-        return [save_graph(o.path, ctx.graph(), extra)]
+        return [save_graph(path, ctx.graph(), extra)]

@@ -17,7 +17,8 @@ from graphflow_plugins.exporters.tables import node_artifact, node_ids, stage_la
 @dataclass
 class NpyExportOptions:
     what: What = option(doc="embeddings | predictions | logits.")
-    path: Path = option(doc="Output .npy file; the ids go to <stem>.ids.npy beside it.")
+    path: Path | None = option(None, "Output .npy file (default OUT_DIR/<what>.npy); the ids "
+                                     "go to <stem>.ids.npy beside it.")
     ids: bool = option(True, "Also write the original node ids (int64 or unicode array).")
 
     def __post_init__(self) -> None:
@@ -48,15 +49,17 @@ class NpyExporter(Exporter):
 
     name = "npy"
     summary = "NumPy .npy array of embeddings / predictions / logits (+ .ids.npy)"
+    suffix = ".npy"
     Options = NpyExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
+        path = self.target(ctx)
         section = stage_label(ctx)
-        written = [save_npy(o.path, node_artifact(ctx, o.what, section).numpy())]
+        written = [save_npy(path, node_artifact(ctx, o.what, section).numpy())]
         if o.ids:
             ids = node_ids(ctx.graph(), True).to_numpy(zero_copy_only=False)
             if ids.dtype == object:
                 ids = ids.astype(np.str_)
-            written.append(save_npy(ids_path(o.path), ids))
+            written.append(save_npy(ids_path(path), ids))
         return written

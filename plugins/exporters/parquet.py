@@ -16,8 +16,9 @@ from graphflow_plugins.exporters.tables import artifact_table, graph_tables, run
 @dataclass
 class ParquetExportOptions:
     what: What = option(doc="embeddings | predictions | logits | graph.")
-    path: Path = option(doc='Output file; for what = "graph", a folder (edges.parquet + '
-                            'nodes.parquet).')
+    path: Path | None = option(None, 'Output file (default OUT_DIR/<what>.parquet); for what = '
+                                     '"graph", a folder of edges.parquet + nodes.parquet '
+                                     "(default OUT_DIR/graph).")
     ids: bool = option(True, "Write the original node ids (false: internal ids 0..N-1).")
     row_group_size: int = option(1 << 20, "Rows per Parquet row group.")
 
@@ -42,20 +43,23 @@ class ParquetExporter(Exporter):
 
     name = "parquet"
     summary = "Parquet: ids + vectors / predictions, or the graph (edges + nodes tables)"
+    suffix = ".parquet"
+    graph_is_folder = True
     Options = ParquetExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
+        path = self.target(ctx)
         section = stage_label(ctx)
         metadata = run_metadata(run_info(ctx, o.what, o.ids))
         if o.what == "graph":
-            if o.path.is_file():
-                raise DataError(f'{o.path} is a file; for what = "graph" the path is a folder '
+            if path.is_file():
+                raise DataError(f'{path} is a file; for what = "graph" the path is a folder '
                                 f"that will hold {EDGES_FILE} and {NODES_FILE}")
             edges, nodes = graph_tables(ctx.graph(), o.ids)
-            return [write_parquet(o.path / EDGES_FILE, edges, metadata=metadata,
+            return [write_parquet(path / EDGES_FILE, edges, metadata=metadata,
                                   row_group_size=o.row_group_size),
-                    write_parquet(o.path / NODES_FILE, nodes, metadata=metadata,
+                    write_parquet(path / NODES_FILE, nodes, metadata=metadata,
                                   row_group_size=o.row_group_size)]
         table = artifact_table(ctx, o.what, section, o.ids)
-        return [write_parquet(o.path, table, metadata=metadata, row_group_size=o.row_group_size)]
+        return [write_parquet(path, table, metadata=metadata, row_group_size=o.row_group_size)]

@@ -20,7 +20,7 @@ from graphflow_plugins.exporters.tables import node_artifact, run_info, stage_la
 @dataclass
 class PtExportOptions:
     what: What = option(doc="embeddings | predictions | logits | graph.")
-    path: Path = option(doc="Output file (.pt).")
+    path: Path | None = option(None, "Output file (default OUT_DIR/<what>.pt).")
     ids: bool = option(True, "Include the original node ids.")
 
 
@@ -43,10 +43,12 @@ class PtExporter(Exporter):
 
     name = "pt"
     summary = "torch.save dict: tensor(s) + ids + run metadata"
+    suffix = ".pt"
     Options = PtExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
+        path = self.target(ctx)
         section = stage_label(ctx)
         data = ctx.graph()
         payload: dict[str, Any] = {"what": o.what, "info": run_info(ctx, o.what, o.ids)}
@@ -59,9 +61,9 @@ class PtExporter(Exporter):
             payload[o.what] = node_artifact(ctx, o.what, section)
         if o.ids:
             payload["ids"] = ids_value(data)
-        with atomic_path(o.path) as tmp:
+        with atomic_path(path) as tmp:
             torch.save(payload, tmp)
-        return [o.path]
+        return [path]
 
 
 def _plain(value: Any) -> Any:

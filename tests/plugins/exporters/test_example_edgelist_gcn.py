@@ -8,10 +8,10 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "edgelist_gcn.toml"
 
 
 def test_example_runs_and_predictions_carry_the_string_ids(cli, tmp_path):
-    pred, logits = tmp_path / "predictions.parquet", tmp_path / "logits.parquet"
-    code, out, err = cli("run", EXAMPLE, "--out-dir", tmp_path / "run", "--quiet",
-                         "--set", "train.epochs=10", "--set", f"export.0.path={pred}",
-                         "--set", f"export.1.path={logits}")
+    out_dir = tmp_path / "run"
+    pred, logits = out_dir / "predictions.parquet", out_dir / "logits.parquet"
+    code, out, err = cli("run", EXAMPLE, "--out-dir", out_dir, "--quiet",
+                         "--set", "train.epochs=10")
     assert code == 0, err
     assert str(pred) in out
     nodes = pq.read_table(EXAMPLE.parent / "data" / "papers_nodes.parquet")

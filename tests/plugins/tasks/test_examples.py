@@ -11,9 +11,8 @@ EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
 
 
 def test_sbm_gcn_runs_in_seconds_and_learns(cli, tmp_path):
-    predictions = tmp_path / "predictions.parquet"
-    code, out, err = cli("run", EXAMPLES / "sbm_gcn.toml", "--out-dir", tmp_path,
-                         "--set", f"export.0.path={predictions}")
+    predictions = tmp_path / "predictions.parquet"  # the exporter's default: out_dir
+    code, out, err = cli("run", EXAMPLES / "sbm_gcn.toml", "--out-dir", tmp_path)
     assert code == 0, err
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["status"] == "ok"

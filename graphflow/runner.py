@@ -70,6 +70,8 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
         record.finish(status=status, metrics=ctx.metrics, outputs=ctx.outputs,
                       error=f"{type(exc).__name__}: {exc}")
         raise
+    if ctx.metrics_path.exists():
+        ctx.add_output(ctx.metrics_path, "epoch log")
     data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs)
     host.broadcast("graphflow_pipeline_end", ctx=ctx, record=data)
     return RunResult(record=data, ctx=ctx)

@@ -82,6 +82,7 @@ def test_run_record(tmp_path, toy_host, toy_pipeline):
     assert record["metrics"]["nodes"] == 6.0
     assert record["outputs"] == [
         {"path": str(tmp_path.resolve() / "emb.txt"), "what": "embeddings", "section": "export.0"},
+        {"path": str(out / "metrics.jsonl"), "what": "epoch log", "section": ""},
         {"path": str(out / "run.json"), "what": "record", "section": "pipeline"},
     ]
     lines = [json.loads(line) for line in (out / "metrics.jsonl").read_text().splitlines()]

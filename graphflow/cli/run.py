@@ -56,7 +56,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     rec = result.record
     print(f'graphflow: ran "{rec["name"]}" in {rec["seconds"]:.1f}s on {rec["device"]}')
     if rec["metrics"]:
-        shown = "  ".join(f"{k}={v:.4f}" for k, v in rec["metrics"].items())
+        shown = "  ".join(f"{k}={v:.4g}" for k, v in rec["metrics"].items())
         print(f"  metrics: {shown}")
     print("  wrote:")
     for out in rec["outputs"]:

@@ -101,6 +101,8 @@ class EpochLoop:
                 break
         if o.restore_best and self.best.model is not None:
             self.model.load_state_dict(self.best.model)
+        if o.checkpoint and self.checkpoint_path.exists():
+            self.ctx.add_output(self.checkpoint_path, "checkpoint")
         return self.best
 
     def _after_evaluation(self, epoch: int, score: float | None) -> bool:

@@ -20,7 +20,7 @@ def test_run_prints_metrics_and_outputs(cli, pipeline, tmp_path):
     code, out, err = cli("run", pipeline, "--out-dir", tmp_path / "out", "--quiet")
     assert code == 0, err
     assert out.startswith('graphflow: ran "toy" in ')
-    assert "metrics: nodes=6.0000" in out
+    assert "metrics: nodes=6  " in out
     assert f"{tmp_path / 'out' / 'run.json'}  (record)" in out
     assert f"{tmp_path.resolve() / 'emb.txt'}  (embeddings)" in out
     assert json.loads((tmp_path / "out" / "run.json").read_text())["status"] == "ok"

@@ -45,7 +45,7 @@ def test_outputs_land_in_out_dir(run_toml, tmp_path):
     written = {o["path"] for o in result.record["outputs"]}
     expected = {out / "predictions.parquet", out / "logits.npy", out / "logits.ids.npy",
                 out / "graph" / "edges.csv", out / "graph" / "nodes.csv",
-                out / "predictions.pt", out / "graph.bin", out / "run.json"}
+                out / "predictions.pt", out / "graph.bin", out / "run.json", out / "metrics.jsonl"}
     assert written == {str(p) for p in expected}
     assert all(p.is_file() for p in expected)
 

@@ -1,0 +1,70 @@
+"""The README's set-up commands and the examples they point at."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from graphflow.testing import planetoid_dir
+
+ROOT = Path(__file__).resolve().parents[2]
+README = (ROOT / "README.md").read_text()
+
+
+def setup_commands() -> list[str]:
+    """The shell commands in the README's code blocks before its second heading."""
+    head = README.split("\n## ", 2)
+    blocks = re.findall(r"```bash\n(.*?)```", "\n## ".join(head[:2]), re.S)
+    return [line for block in blocks for line in block.strip().splitlines()]
+
+
+def test_readme_leads_with_exactly_two_setup_commands():
+    commands = setup_commands()
+    assert len(commands) == 2
+    run, test = commands
+    assert run.endswith("graphflow run examples/quickstart.toml")
+    assert "-c constraints.txt" in run and "-c constraints.txt" in test
+    ci = (ROOT / ".ci" / "run").read_text()
+    assert test in ci, ".ci/run must call the README's test command"
+
+
+def test_quickstart_runs_as_documented(tmp_path):
+    exe = Path(sys.executable).parent / "graphflow"
+    proc = subprocess.run([str(exe), "run", str(ROOT / "examples" / "quickstart.toml")],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=600,
+                          env={**os.environ, "GRAPHFLOW_PROGRESS": "0"})
+    assert proc.returncode == 0, proc.stderr
+    out_dir = tmp_path / "runs" / "quickstart"
+    record = json.loads((out_dir / "run.json").read_text())
+    assert record["status"] == "ok" and record["metrics"]["test_acc"] > 0.9
+    assert proc.stdout.startswith('graphflow: ran "quickstart"')
+    for name in ("predictions.parquet", "logits.parquet", "run.json", "metrics.jsonl",
+                 "checkpoint.pt"):
+        assert f"runs/quickstart/{name}" in proc.stdout
+        assert (out_dir / name).is_file()
+
+
+def example_files() -> list[Path]:
+    return sorted((ROOT / "examples").glob("*.toml"))
+
+
+@pytest.mark.parametrize("example", example_files(), ids=lambda p: p.name)
+def test_every_example_validates(example, cli):
+    text = example.read_text()
+    args = []
+    if 'type = "planetoid"' in text:
+        if not (planetoid_dir() / "ind.cora.x").exists():
+            pytest.skip(f"raw Planetoid files not found in {planetoid_dir()}")
+        args = ["--set", f"load.root={planetoid_dir()}"]
+    code, out, err = cli("validate", example, *args)
+    assert code == 0, err
+    assert out.startswith("ok: pipeline")
+
+
+def test_every_example_is_listed_in_the_readme():
+    for example in example_files():
+        assert f"examples/{example.name}" in README, f"README does not mention {example.name}"

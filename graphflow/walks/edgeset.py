@@ -25,7 +25,7 @@ import torch
 
 _GOLDEN = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64 (multiplication wraps)
 _EMPTY = -1
-WINDOW = 8
+WINDOW = 2
 """Slots read per query and probe round (64 bytes of keys)."""
 
 

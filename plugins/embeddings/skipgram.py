@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
+from typing import Literal
 import torch
 
 from graphflow.components import Task
@@ -25,12 +26,17 @@ class SkipGramOptions:
     negatives: int = option(5, "Noise samples per positive pair, from the in-degree^0.75 "
                             "distribution.")
     epochs: int = option(1, "Passes; every epoch walks walks_per_node fresh walks per node.")
-    lr: float = option(0.2, "Initial learning rate of the row-wise AdaGrad updates, decayed "
-                       "linearly to lr * 1e-4.")
+    lr: float = option(0.025, "Initial SGD learning rate (word2vec's), decayed linearly to "
+                       "lr * 1e-4. A row seen several times in a batch steps along its mean "
+                       "gradient.")
     batch_size: int | None = option(None, "Walks per update. Default: 64 on the CPU (blocks "
                                     "stay in cache), 2048 on a GPU (fewer, larger kernels).")
     subsample: float = option(0.0, "Frequent-node subsampling threshold t (word2vec's sample, "
                               "e.g. 1e-3); 0 = off.")
+    precision: Literal["auto", "float32", "bfloat16"] = option(
+        "auto", "Dtype of the batched score and gradient products (tables and updates stay "
+        "float32): auto = bfloat16 where the device multiplies it natively (CPUs with "
+        "AVX512-BF16/AMX, recent GPUs), else float32.")
     eval: bool = option(False, "After training, run embedding_eval's node classification "
                         "(and link prediction when the sampler held out edges).")
     eval_train_fraction: float = option(0.5, "eval: training share of the labelled nodes when "
@@ -64,8 +70,8 @@ class SkipGramTask(Task):
     ``batch_size`` on the run's device, and trains on each batch at once: context pairs,
     word2vec's dynamic window, optional frequent-node subsampling and in-degree^0.75 noise
     nodes are all made on the device from the walk tensor, scored as batched matrix products,
-    and applied as sparse row updates (row-wise AdaGrad). Padding after a dead end
-    never forms a pair.
+    and applied as sparse SGD row updates (a row seen several times in a batch steps along
+    its mean gradient). Padding after a dead end never forms a pair.
 
     Sets ``ctx.artifacts.embeddings`` (float32 (N, dim), CPU) for exporters and for later
     stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per
@@ -91,7 +97,8 @@ class SkipGramTask(Task):
         seed = ctx.seed if o.seed is None else o.seed
         gen = torch.Generator(device=device).manual_seed(seed)
         settings = SkipGramSettings(dim=o.dim, window=o.window, negatives=o.negatives,
-                                    dynamic_window=o.dynamic_window, subsample=o.subsample)
+                                    dynamic_window=o.dynamic_window, subsample=o.subsample,
+                                    precision=o.precision)
         lr0 = o.lr
         step_walks = o.batch_size or (2048 if device.type == "cuda" else 64)
         with intra_op_threads(o.threads):

@@ -30,6 +30,7 @@ q = 0.5
 type = "skipgram"
 dim = 16
 window = 5
+lr = 0.1
 
 [[train]]
 type = "embedding_eval"
@@ -86,13 +87,15 @@ holdout_edges = 0.1
 type = "skipgram"
 dim = 16
 window = 3
+lr = 0.2          # 225 nodes: small batches and a large step train enough in one epoch
+batch_size = 8
 [[train]]
 type = "embedding_eval"
 classification = false
 link_prediction = true
 """
     m = run_toml(text).record["metrics"]
-    assert m["link_auc"] > 0.8  # held-out neighbors stay close in the walk graph (random: 0.5)
+    assert m["link_auc"] > 0.85  # held-out neighbors stay close in the walk graph (random: 0.5)
     assert "emb_test_acc" not in m
 
 

@@ -37,6 +37,7 @@ type = "skipgram"
 dim = 16
 window = 4
 epochs = 2
+lr = 0.1          # a small graph: few walks, a larger step than word2vec's 0.025
 eval = true
 """
 

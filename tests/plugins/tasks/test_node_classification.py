@@ -451,10 +451,11 @@ hidden = 16
 type = "skipgram"
 dim = 16
 window = 5
+epochs = 3                # a 400-node graph: rows repeat in every batch, so a few passes
 [train.sample]
 type = "node2vec"
 walk_length = 20
-walks_per_node = 5
+walks_per_node = 10
 [[train]]
 type = "node_classification"
 features = "{features}"

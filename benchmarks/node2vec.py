@@ -15,8 +15,8 @@ Everything runs in one process, peers side by side on the same data.
     degree 10 with half the edges across classes; ``--quick``: 2k nodes), 10 walks of 80
     steps per node (p = 0.25, q = 4), window 10, 128 dimensions, 5 negatives, one epoch, no
     subsampling. graphflow walks once, and both trainers learn from the very same walks:
-    graphflow's blocked skip-gram (``graphflow.walks.skipgram``, one thread, products in
-    bfloat16 where the CPU has it) and gensim's ``Word2Vec(sg=1, negative=5, workers=2,
+    graphflow's blocked skip-gram (``graphflow.walks.skipgram``, products in bfloat16 where
+    the CPU has it) and gensim's ``Word2Vec(sg=1, negative=5, workers=2,
     min_count=1, sample=0)`` (C, Hogwild threads). DGL's node2vec walks for the same start
     nodes are timed too: the reference pipeline is DGL's walks + gensim, graphflow's is its
     walks + its skip-gram, and ``ratio`` = reference time / graphflow time. Also reported:
@@ -29,8 +29,9 @@ Everything runs in one process, peers side by side on the same data.
     python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N]
 
 ``--threads`` sets torch's and DGL's CPU threads (default: torch's); graphflow's walks use one
-thread (the samplers' default) and its training ``--train-threads`` (default 1, the skipgram
-task's default). The last output line is one JSON object with the figures.
+thread (the samplers' default) and its training ``--train-threads`` (default: ``--threads``,
+so by default two threads against gensim's two workers). The last output line is one JSON
+object with the figures.
 """
 
 from __future__ import annotations
@@ -54,10 +55,12 @@ from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.walks.evaluate import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
 from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr  # noqa: E402
+from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 P, Q = 0.25, 4.0
 STEPS = 80
 WALKS_PER_NODE, WINDOW, DIM, NEGATIVES = 10, 10, 128, 5
+LR = SkipGramOptions().lr  # the skipgram task's default (word2vec's 0.025)
 
 
 def sync(device: torch.device) -> None:
@@ -143,7 +146,7 @@ def bench_end_to_end(nodes: int, device: torch.device, train_threads: int, seed:
         model = SkipGram(nodes, settings, graph.in_strength(), device, gen)
         chunks = walks.split(batch)
         for i, chunk in enumerate(chunks):
-            model.step(chunk, linear_lr(0.2, i, len(chunks)))
+            model.step(chunk, linear_lr(LR, i, len(chunks)))
         sync(device)
         ours_s = time.perf_counter() - t0
     ours_emb = model.embeddings()
@@ -196,9 +199,9 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="small graphs, under a minute")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch and DGL")
-    p.add_argument("--train-threads", type=int, default=1,
-                   help="CPU threads of graphflow's skip-gram (default 1, the skipgram "
-                        "task's default; 0: torch's)")
+    p.add_argument("--train-threads", type=int, default=None,
+                   help="CPU threads of graphflow's skip-gram (default: --threads, as many "
+                        "as gensim's 2 workers by default)")
     p.add_argument("--walk-nodes", type=int, default=None)
     p.add_argument("--walk-edges", type=int, default=None)
     p.add_argument("--walk-seeds", type=int, default=None)
@@ -210,7 +213,7 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
         dgl.utils.set_num_threads(args.threads)
-    train_threads = args.train_threads
+    train_threads = args.train_threads if args.train_threads is not None else args.threads
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
                                   "train_threads": train_threads or torch.get_num_threads(),

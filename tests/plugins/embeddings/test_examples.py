@@ -31,18 +31,18 @@ def run_example(name: str, tmp_path: Path, overrides: list[str]):
 
 @pytest.mark.slow
 def test_cora_node2vec_reaches_the_paper_level(planetoid_root, tmp_path):
-    result = run_example("cora_node2vec.toml", tmp_path, [
-        f'load.root="{planetoid_root}"', f'export.0.path="{tmp_path / "emb.npy"}"'])
+    result = run_example("cora_node2vec.toml", tmp_path, [f'load.root="{planetoid_root}"'])
     m = result.record["metrics"]
     assert m["emb_test_acc"] >= 0.70, m
     assert m["emb_macro_f1"] > 0.65
-    emb = np.load(tmp_path / "emb.npy")
+    emb = np.load(tmp_path / "out" / "embeddings.npy")  # the exporter's default path
     assert emb.shape == (2708, 128) and emb.dtype == np.float32
 
 
 def test_karate_deepwalk_predicts_factions(tmp_path):
-    out = tmp_path / "karate.parquet"
-    result = run_example("karate_deepwalk.toml", tmp_path, [f'export.0.path="{out}"'])
+    result = run_example("karate_deepwalk.toml", tmp_path, [])
+    out = tmp_path / "out" / "embeddings.parquet"  # the exporter's default path
+    assert str(out) in [o["path"] for o in result.record["outputs"]]
     m = result.record["metrics"]
     assert m["emb_test_acc"] >= 0.9, m  # mean over 5 random half/half splits
     table = pq.read_table(out)
@@ -51,8 +51,7 @@ def test_karate_deepwalk_predicts_factions(tmp_path):
 
 @pytest.mark.slow
 def test_cora_node2vec_gcn_chains_embeddings_into_a_gcn(planetoid_root, tmp_path):
-    result = run_example("cora_node2vec_gcn.toml", tmp_path, [
-        f'load.root="{planetoid_root}"', f'export.0.path="{tmp_path / "emb.npy"}"'])
+    result = run_example("cora_node2vec_gcn.toml", tmp_path, [f'load.root="{planetoid_root}"'])
     m = result.record["metrics"]
     stages = [s["section"] for s in result.record["stages"]]
     # The walk sampler belongs to the skipgram stage only; the GCN trains full-batch.

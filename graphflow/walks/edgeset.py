@@ -8,7 +8,7 @@ average, each one ``index_select`` pass over all queries.
 
 Layout: ``T = 2^k >= 4 * K`` slots (load factor <= 0.25) for ``K`` distinct keys, linear probing.
 Both the build and the lookup loop over *probe rounds* only; every round is a handful of
-vectorised ops over the keys still pending, and a lookup round reads a window of 8
+vectorised ops over the keys still pending, and a lookup round reads a window of 2
 consecutive slots per key.
 
 .. math::
@@ -26,7 +26,7 @@ import torch
 _GOLDEN = -7046029254386353131  # 0x9E3779B97F4A7C15 as a signed int64 (multiplication wraps)
 _EMPTY = -1
 WINDOW = 2
-"""Slots read per query and probe round (64 bytes of keys)."""
+"""Slots read per query and probe round (two int64 keys, 16 bytes)."""
 
 
 class EdgeSet:

@@ -35,21 +35,27 @@ of one dot product per pair, and each node row is gathered once per block, not o
 **Sparse updates.** Only the rows that occur in a batch change: plain SGD, as word2vec does,
 with the row gradients gathered by ``index_add_``, never a dense gradient of a table and no
 optimiser state. One adaptation to batching: a row that occurs ``n_v`` times in a batch (a hub,
-a popular noise node, every node of a small graph) takes one step along the *mean* of its
-``n_v`` gradients,
+a popular noise node, a node a walk keeps returning to, every node of a small graph) sums up
+to ``R`` = :data:`SUM_LIMIT` of its gradients and beyond that steps along ``R`` times their
+mean,
 
 .. math::
 
-    \\theta_v \\leftarrow \\theta_v - \\frac{\\eta_t}{n_v} \\sum_{o=1}^{n_v} g_{v,o},
+    \\theta_v \\leftarrow \\theta_v - \\frac{\\eta_t}{\\max(1, n_v / R)} \\sum_{o=1}^{n_v} g_{v,o}.
 
-where word2vec, updating one pair at a time, would have taken ``n_v`` small steps that correct
-each other as the scores saturate (padding points at a dummy row, so it never dilutes a
-mean). Summing instead (``n_v`` steps at once, from the same
-point) overshoots and diverges on graphs where rows repeat within a batch (Cora: 12% test
-accuracy); row-wise AdaGrad is stable but trains too little in one epoch (a 10k-node SBM: 72%
-against 78% here and 78% for gensim). Rows seen once per batch, the common case on large
-graphs, get exactly word2vec's step. The learning rate :math:`\\eta_t` decays linearly from
-``lr`` to ``lr * 1e-4`` over the run (word2vec's schedule).
+word2vec, updating one pair at a time, takes ``n_v`` small steps that correct each other as
+the scores saturate; all of them at once from the same point (the plain sum) overshoots and
+diverges where rows repeat a lot (Cora: 12% test accuracy), while the plain mean (``R = 1``)
+trains rows that repeat too little in one epoch (a 20k-node SBM, p = 0.25: 73-74% against
+77-78% for gensim on the same walks; ``R = 4``: 77%). Padding points at a dummy row, so it
+never counts as an occurrence. Row-wise AdaGrad was stable but slower still to learn (72%).
+The learning rate :math:`\\eta_t` decays linearly from ``lr`` to ``lr * 1e-4`` over the run
+(word2vec's schedule).
+
+Noise nodes are shared per block, ``M = 2 K (w + 1)`` by default: twice as many distinct
+noise rows per center as word2vec draws on average (``K`` per pair, about ``w + 1`` pairs per
+center with a dynamic window). Fewer shared rows cost accuracy on the SBM above (``K (w+1)``:
+-0.6 points), more cost time (the products grow with ``S + M``).
 """
 
 from __future__ import annotations
@@ -61,6 +67,12 @@ import torch
 
 from graphflow.walks.negatives import UnigramTable
 from graphflow.walks.pairs import context_blocks, keep_probability, subsample
+
+NOISE_FACTOR = 2
+"""Default noise nodes per block: ``NOISE_FACTOR * K * (w + 1)`` (see :class:`SkipGramSettings`)."""
+
+SUM_LIMIT = 4
+"""A row's gradients within one batch add up to this many; beyond, ``SUM_LIMIT`` x their mean."""
 
 MIN_LR_FRACTION = 1e-4
 """The learning rate decays linearly from ``lr`` to ``lr * MIN_LR_FRACTION`` (word2vec)."""
@@ -76,8 +88,8 @@ class SkipGramSettings:
     :ivar subsample: frequent-node subsampling threshold ``t`` (0 = off).
     :ivar chunk: centers per block ``C``; walks of at most ``chunk`` nodes are one block whose
         context is the walk itself (no padding columns), longer ones are cut.
-    :ivar shared_negatives: noise nodes per block ``M`` (default ``K * (w + 1)``: as many
-        distinct noise nodes per center as word2vec draws with a dynamic window on average).
+    :ivar shared_negatives: noise nodes per block ``M`` (default ``2 K (w + 1)``: twice as
+        many distinct noise nodes per center as word2vec draws with a dynamic window).
     :ivar precision: dtype of the three batched products (tables, accumulators and the
         sigmoid stay float32): ``auto`` takes bfloat16 where the device multiplies it natively
         (CPUs with AVX512-BF16 / AMX, CUDA GPUs with bf16 support), else float32.
@@ -95,7 +107,7 @@ class SkipGramSettings:
     def noise_per_block(self) -> int:
         if self.shared_negatives is not None:
             return self.shared_negatives
-        return self.negatives * (self.window + 1)
+        return NOISE_FACTOR * self.negatives * (self.window + 1)
 
 
 class SkipGram:
@@ -197,8 +209,11 @@ def matmul_dtype(precision: str, device: torch.device) -> torch.dtype:
     raise ValueError(f"precision must be 'auto', 'float32' or 'bfloat16', got {precision!r}")
 
 
-def sparse_sgd(param: torch.Tensor, index: torch.Tensor, grad: torch.Tensor, lr: float) -> None:
-    """SGD on the rows ``index`` of ``param`` (N, D), each along the mean of its gradients.
+def sparse_sgd(param: torch.Tensor, index: torch.Tensor, grad: torch.Tensor, lr: float,
+               sum_limit: float = SUM_LIMIT) -> None:
+    """SGD on the rows ``index`` of ``param`` (N, D) (see "Sparse updates" above).
+
+    A row with ``n`` gradients steps along their sum divided by ``max(1, n / sum_limit)``.
 
     :param index: int64 (R,) row of each gradient (repeats allowed).
     :param grad: float (R, D) one gradient row per entry of ``index``.
@@ -206,7 +221,8 @@ def sparse_sgd(param: torch.Tensor, index: torch.Tensor, grad: torch.Tensor, lr:
     rows, inverse, counts = torch.unique(index, return_inverse=True, return_counts=True)  # (U,)
     g = torch.zeros(rows.numel(), param.shape[1], dtype=param.dtype, device=param.device)
     g.index_add_(0, inverse, grad)  # (U, D) summed per row
-    param.index_add_(0, rows, g / counts.to(g.dtype)[:, None], alpha=-lr)
+    scale = (counts.to(g.dtype) / sum_limit).clamp_(min=1.0)  # (U,)
+    param.index_add_(0, rows, g / scale[:, None], alpha=-lr)
 
 
 def linear_lr(lr: float, done: int, total: int) -> float:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from typing import Literal
+
 import torch
 
 from graphflow.components import Task
@@ -15,6 +16,7 @@ from graphflow.sampling.sampler import intra_op_threads
 from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
+
 
 @dataclass
 class SkipGramOptions:
@@ -27,8 +29,8 @@ class SkipGramOptions:
                             "distribution.")
     epochs: int = option(1, "Passes; every epoch walks walks_per_node fresh walks per node.")
     lr: float = option(0.025, "Initial SGD learning rate (word2vec's), decayed linearly to "
-                       "lr * 1e-4. A row seen several times in a batch steps along its mean "
-                       "gradient.")
+                       "lr * 1e-4. A row seen more than 4 times in a batch steps along 4x its "
+                       "mean gradient.")
     batch_size: int | None = option(None, "Walks per update. Default: 64 on the CPU (blocks "
                                     "stay in cache), 2048 on a GPU (fewer, larger kernels).")
     subsample: float = option(0.0, "Frequent-node subsampling threshold t (word2vec's sample, "
@@ -70,8 +72,8 @@ class SkipGramTask(Task):
     ``batch_size`` on the run's device, and trains on each batch at once: context pairs,
     word2vec's dynamic window, optional frequent-node subsampling and in-degree^0.75 noise
     nodes are all made on the device from the walk tensor, scored as batched matrix products,
-    and applied as sparse SGD row updates (a row seen several times in a batch steps along
-    its mean gradient). Padding after a dead end never forms a pair.
+    and applied as sparse SGD row updates (a row seen many times in a batch steps along a
+    multiple of its mean gradient). Padding after a dead end never forms a pair.
 
     Sets ``ctx.artifacts.embeddings`` (float32 (N, dim), CPU) for exporters and for later
     stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per

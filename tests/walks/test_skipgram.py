@@ -8,7 +8,7 @@ import torch
 from graphflow.walks.csr import from_edges
 from graphflow.walks.node2vec import random_walks
 from graphflow.walks.pairs import context_pairs
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr
+from graphflow.walks.skipgram import SUM_LIMIT, SkipGram, SkipGramSettings, linear_lr, sparse_sgd
 
 CPU = torch.device("cpu")
 
@@ -23,7 +23,7 @@ def two_cliques(k=8):
     return from_edges(src, dst, 2 * k + 2)
 
 
-def test_step_is_sgd_along_each_rows_mean_autograd_gradient():
+def test_step_is_sparse_sgd_along_the_autograd_gradient():
     graph = two_cliques()
     settings = SkipGramSettings(dim=8, window=2, negatives=3, dynamic_window=False,
                                 shared_negatives=4, precision="float32")
@@ -66,10 +66,20 @@ def test_step_is_sgd_along_each_rows_mean_autograd_gradient():
     out_count = torch.bincount(torch.cat([valid, noise.reshape(-1)]), minlength=n).double()
     for table, before, grad, count in ((model.emb, emb0, e.grad, center_count),
                                        (model.ctx, ctx0, c.grad, out_count)):
-        step = -lr * grad[:n] / count.clamp(min=1)[:, None]
+        step = -lr * grad[:n] / (count / SUM_LIMIT).clamp(min=1)[:, None]
         assert torch.allclose(table[:n] - before[:n], step.float(), atol=1e-6)
         touched = count > 0
         assert torch.equal(table[:n][~touched], before[:n][~touched])
+
+
+def test_sparse_sgd_sums_a_few_repeats_and_averages_many():
+    param = torch.zeros(3, 2)
+    index = torch.tensor([0] * 8 + [1] * 2)  # row 0 eight times, row 1 twice, row 2 never
+    grad = torch.arange(20, dtype=torch.float32).view(10, 2)
+    sparse_sgd(param, index, grad, lr=0.5, sum_limit=4)
+    assert torch.allclose(param[0], -0.5 * grad[:8].sum(0) / 2)  # 8 repeats: 4 x their mean
+    assert torch.allclose(param[1], -0.5 * grad[8:].sum(0))  # 2 <= 4: their sum
+    assert torch.equal(param[2], torch.zeros(2))
 
 
 def test_rows_never_seen_stay_unchanged():

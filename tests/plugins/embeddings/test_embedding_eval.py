@@ -87,7 +87,7 @@ holdout_edges = 0.1
 type = "skipgram"
 dim = 16
 window = 3
-lr = 0.2          # 225 nodes: small batches and a large step train enough in one epoch
+lr = 0.1          # 225 nodes: small batches and a larger step train enough in one epoch
 batch_size = 8
 [[train]]
 type = "embedding_eval"

@@ -57,5 +57,5 @@ def test_cora_node2vec_gcn_chains_embeddings_into_a_gcn(planetoid_root, tmp_path
     # The walk sampler belongs to the skipgram stage only; the GCN trains full-batch.
     assert stages == ["load", "transform.0", "train.0.sample", "train.0", "train.1.model",
                       "train.1", "export.0"]
-    assert m["test_acc"] >= 0.70, m  # a GCN over the 128-d Node2Vec embeddings (75% measured)
+    assert m["test_acc"] >= 0.70, m  # a GCN over the 128-d Node2Vec embeddings (74% measured)
     assert result.ctx.artifacts.embeddings.shape == (2708, 128)

@@ -40,8 +40,7 @@ def sample_blocks(csc: CSCGraph, seeds: torch.Tensor, fanouts: Sequence[int], *,
     for fanout in reversed(fanouts):
         indptr, pos = sample_rows(csc, dst, fanout, replace=replace,
                                   generator=generator)  # (n + 1,), (nnz,)
-        nbr = csc.indices.index_select(0, pos)  # (nnz,) global source ids
-        eids = csc.eids.index_select(0, pos)  # (nnz,)
+        nbr, eids = csc.gather(pos)  # (nnz,) global source ids, (nnz,) edge ids
         src_nodes, local = relabel(csc, dst, nbr)  # (n + n_new,), (nnz,)
         blocks.append(Block(src_nodes=src_nodes, num_dst=int(dst.shape[0]), indptr=indptr,
                             indices=local, eids=eids))

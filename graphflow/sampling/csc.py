@@ -101,11 +101,10 @@ class CSCGraph:
         return self._lock
 
     def to(self, device: torch.device | str) -> CSCGraph:
-        def mv(t: torch.Tensor | None) -> torch.Tensor | None:
-            return None if t is None else t.to(device)
-
-        return CSCGraph(mv(self.indptr), mv(self.indices), mv(self.eids), mv(self.weights),
-                        mv(self.cumw))
+        """This graph on ``device`` (itself when it is there already)."""
+        if torch.device(device) == self.device:
+            return self
+        return _on(device, self.indptr, self.indices, self.eids, self.weights, self.cumw)
 
     @classmethod
     def from_dgl(cls, graph: dgl.DGLGraph, *, weight: str | None = None,
@@ -122,7 +121,16 @@ class CSCGraph:
             weights = edge_weights(graph, weight)[eids]  # (E,) in CSC order
             cumw = torch.zeros(weights.shape[0] + 1, dtype=torch.float64)
             torch.cumsum(weights.double(), 0, out=cumw[1:])
-        return cls(indptr, indices, eids, weights, cumw).to(device)
+        return _on(device, indptr, indices, eids, weights, cumw)
+
+
+def _on(device: torch.device | str, indptr: torch.Tensor, indices: torch.Tensor,
+        eids: torch.Tensor, weights: torch.Tensor | None, cumw: torch.Tensor | None) -> CSCGraph:
+    """A :class:`CSCGraph` of these tensors moved to ``device`` (interleaved there, once)."""
+    def mv(t: torch.Tensor | None) -> torch.Tensor | None:
+        return None if t is None else t.to(device)
+
+    return CSCGraph(mv(indptr), mv(indices), mv(eids), mv(weights), mv(cumw))
 
 
 def edge_weights(graph: dgl.DGLGraph, name: str) -> torch.Tensor:

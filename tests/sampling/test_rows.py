@@ -103,6 +103,16 @@ def test_floyd_int32_matches_int64():
     assert torch.equal(a, b.long())
 
 
+def test_cpu_floyd_draws_from_pcg64_seeded_by_the_generator():
+    # The CPU path: one 64-bit seed from the torch generator, u from NumPy's PCG64.
+    deg = torch.randint(6, 50, (300,), generator=torch.Generator().manual_seed(0))
+    seed = int(torch.randint(2**63 - 1, (1,), generator=torch.Generator().manual_seed(9)))
+    u = np.random.default_rng(seed).random((6, 300))
+    expected = rows.floyd_numpy(u, deg.numpy(), dtype=np.int64)
+    assert torch.equal(rows.floyd(deg, 6, torch.Generator().manual_seed(9)),
+                       torch.from_numpy(expected))
+
+
 @pytest.mark.parametrize("num_rows", [50, rows.PAIRWISE_ROWS + 100])
 def test_floyd_torch_and_numpy_agree_with_textbook_floyd(num_rows):
     # torch's steps (the GPU path; one (i, R) compare per step below PAIRWISE_ROWS rows,

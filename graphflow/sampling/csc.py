@@ -43,9 +43,10 @@ class CSCGraph:
     eids: torch.Tensor
     weights: torch.Tensor | None = None
     cumw: torch.Tensor | None = None
-    # Scratch space of the relabelling step (see graphflow.sampling.relabel), built lazily.
-    _scratch: dict[str, torch.Tensor] = field(default_factory=dict, repr=False, compare=False)
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+    # Scratch space of the relabelling step (see graphflow.sampling.relabel): one set per
+    # thread, built lazily, so that prefetch workers sample batches at once without a lock.
+    _local: threading.local = field(default_factory=threading.local, repr=False,
+                                    compare=False)
     _pairs: torch.Tensor = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
@@ -84,21 +85,21 @@ class CSCGraph:
         return self.indptr[1:] - self.indptr[:-1]
 
     def scratch(self, name: str, dtype: torch.dtype, fill: int) -> torch.Tensor:
-        """A persistent (N,) buffer on the graph's device, filled with ``fill`` when created.
+        """The calling thread's (N,) buffer ``name`` on the graph's device, filled with
+        ``fill`` when created (N bytes per node and dtype byte, once per sampling thread).
 
         Callers must leave it as they found it for the fill value to hold (the relabeller
-        restores the flags it sets); hold :attr:`lock` while using it.
+        restores the flags it sets). Each thread has its own buffers, so threads sampling
+        different batches at once never share one.
         """
-        buf = self._scratch.get(name)
+        buffers: dict[str, torch.Tensor] | None = getattr(self._local, "buffers", None)
+        if buffers is None:
+            buffers = self._local.buffers = {}
+        buf = buffers.get(name)
         if buf is None:
             buf = torch.full((self.num_nodes,), fill, dtype=dtype, device=self.device)
-            self._scratch[name] = buf
+            buffers[name] = buf
         return buf
-
-    @property
-    def lock(self) -> threading.Lock:
-        """Serialises users of the scratch buffers (a prefetch thread and the caller)."""
-        return self._lock
 
     def to(self, device: torch.device | str) -> CSCGraph:
         """This graph on ``device`` (itself when it is there already)."""

@@ -6,7 +6,8 @@ sources, each once. With ``new = sorted(unique(nbr) \\ dst)``::
     src_nodes = cat(dst, new)                    # (n + n_new,)
     local[e]  = position of nbr[e] in src_nodes  # (nnz,)
 
-Two persistent scratch buffers of the graph's size, on the graph's device, do this without a
+Two persistent scratch buffers of the graph's size, on the graph's device (one pair per
+sampling thread, see :meth:`~graphflow.sampling.csc.CSCGraph.scratch`), do this without a
 sort of ``nbr`` and without a hash map: a bool ``flags`` (N,) marks the sampled sources, and
 an int64 ``table`` (N,) maps global to local id. ``flags`` is restored to all-False before
 returning; ``table`` needs no reset, because every entry read is written first.
@@ -38,20 +39,19 @@ def relabel(csc: CSCGraph, dst: torch.Tensor,
     """
     n = dst.shape[0]
     device = dst.device
-    with csc.lock:
-        flags = csc.scratch("flags", torch.bool, 0)  # (N,) all False between calls
-        table = csc.scratch("table", torch.int64, -1)  # (N,) global -> local id
-        if nbr.shape[0] * SCAN_RATIO < csc.num_nodes:
-            cand = torch.unique(nbr)  # (u,) sorted
-            flags.index_fill_(0, dst, True)
-            new = cand[~flags.index_select(0, cand)]  # (n_new,) sorted
-            flags.index_fill_(0, dst, False)
-        else:
-            flags.index_fill_(0, nbr, True)
-            flags.index_fill_(0, dst, False)
-            new = flat_nonzero(flags)  # (n_new,) sorted
-            flags.index_fill_(0, new, False)
-        table.index_copy_(0, dst, torch.arange(n, device=device))
-        table.index_copy_(0, new, torch.arange(n, n + new.shape[0], device=device))
-        local = table.index_select(0, nbr)  # (nnz,)
+    flags = csc.scratch("flags", torch.bool, 0)  # (N,) all False between calls
+    table = csc.scratch("table", torch.int64, -1)  # (N,) global -> local id
+    if nbr.shape[0] * SCAN_RATIO < csc.num_nodes:
+        cand = torch.unique(nbr)  # (u,) sorted
+        flags.index_fill_(0, dst, True)
+        new = cand[~flags.index_select(0, cand)]  # (n_new,) sorted
+        flags.index_fill_(0, dst, False)
+    else:
+        flags.index_fill_(0, nbr, True)
+        flags.index_fill_(0, dst, False)
+        new = flat_nonzero(flags)  # (n_new,) sorted
+        flags.index_fill_(0, new, False)
+    table.index_copy_(0, dst, torch.arange(n, device=device))
+    table.index_copy_(0, new, torch.arange(n, n + new.shape[0], device=device))
+    local = table.index_select(0, nbr)  # (nnz,)
     return torch.cat([dst, new]), local

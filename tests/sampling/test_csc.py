@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 import torch
 
@@ -57,3 +59,15 @@ def test_weight_of_the_wrong_shape():
     g.edata["v"] = torch.ones(5, 3)
     with pytest.raises(DataError, match="one number per edge, got shape"):
         CSCGraph.from_dgl(g, weight="v")
+
+
+def test_scratch_buffers_belong_to_the_calling_thread():
+    # Prefetch workers relabel different batches at once: each needs its own flags.
+    csc = CSCGraph.from_dgl(graph())
+    mine = csc.scratch("flags", torch.bool, 0)
+    assert csc.scratch("flags", torch.bool, 0) is mine and mine.shape == (5,)
+    theirs = []
+    worker = threading.Thread(target=lambda: theirs.append(csc.scratch("flags", torch.bool, 0)))
+    worker.start()
+    worker.join()
+    assert theirs[0] is not mine and not theirs[0].any()

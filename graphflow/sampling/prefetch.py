@@ -1,10 +1,14 @@
 """Prepare the next minibatches while the current one trains.
 
-:func:`prefetch` runs ``produce(item)`` for each item in a background thread, at most
-``depth`` results ahead of the consumer, and yields the results in order. torch ops release
-the GIL, so sampling and gathering overlap the training step.
+:func:`prefetch` runs ``produce(item)`` for each item in ``workers`` background threads,
+each at most ``depth`` results ahead of the consumer, and yields the results in item order.
+Worker ``w`` takes items ``w, w + workers, w + 2 workers, ...``; torch and NumPy release the
+GIL inside their kernels, so the workers sample different batches at once (one core each)
+while the consumer trains. ``produce`` must therefore be safe to call from several threads,
+and must not depend on the order calls happen in (the samplers give each batch its own
+random generator).
 
-On CUDA the thread works in its own side stream: the consumer's stream waits on an event
+On CUDA each worker works in its own side stream: the consumer's stream waits on an event
 recorded after each batch (so kernels are ordered without a device-wide sync), and every
 tensor of the batch is marked with ``record_stream`` so the caching allocator does not reuse
 its memory while the consumer's stream may still read it.
@@ -23,31 +27,32 @@ from graphflow.sampling.block import MiniBatch
 
 T = TypeVar("T")
 
-_DONE = object()
-
 
 def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: int = 1,
-             device: torch.device | None = None) -> Iterator[MiniBatch]:
-    """Yield ``produce(item)`` for each item, computed ``depth`` batches ahead in a thread.
+             workers: int = 1, device: torch.device | None = None) -> Iterator[MiniBatch]:
+    """Yield ``produce(item)`` for each item, in order, computed ahead in ``workers`` threads.
 
-    :param produce: builds one minibatch (sampling and gathering).
+    :param produce: builds one minibatch (sampling and gathering); thread-safe.
     :param items: the seed batches, in order.
-    :param depth: how many finished batches may wait (>= 1); ``0`` produces inline.
-    :param device: the CUDA device whose side stream the thread uses, or None.
+    :param depth: finished batches each worker may hold (>= 1); ``0`` produces inline.
+    :param workers: background threads (>= 1), each taking every ``workers``-th item.
+    :param device: the CUDA device whose side streams the workers use, or None.
     """
     if depth <= 0:
         for item in items:
             yield produce(item)
         return
+    items = list(items)
+    workers = max(1, min(workers, len(items)))
     cuda = device is not None and device.type == "cuda"
-    results: queue.Queue = queue.Queue(maxsize=depth)
+    lanes = [queue.Queue(maxsize=depth) for _ in range(workers)]
     stop = threading.Event()
     ready = None  # work queued on the caller's stream so far (the prepared graph's copies)
     if cuda:
         ready = torch.cuda.Event()
         ready.record(torch.cuda.current_stream(device))
 
-    def put(value: object) -> bool:
+    def put(results: queue.Queue, value: object) -> bool:
         while not stop.is_set():
             try:
                 results.put(value, timeout=0.1)
@@ -56,12 +61,13 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
                 continue
         return False
 
-    def work() -> None:
+    def work(w: int) -> None:
+        results = lanes[w]
         stream = torch.cuda.Stream(device) if cuda else None
         if stream is not None:
             stream.wait_event(ready)
         try:
-            for item in items:
+            for item in items[w::workers]:
                 if stream is None:
                     batch, event = produce(item), None
                 else:
@@ -69,19 +75,20 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
                         batch = produce(item)
                         event = torch.cuda.Event()
                         event.record(stream)
-                if not put((batch, event)):
+                if not put(results, (batch, event)):
                     return
-            put(_DONE)
         except BaseException as exc:  # handed to the consumer, raised there
-            put(exc)
+            put(results, exc)
 
-    worker = threading.Thread(target=work, name="graphflow-prefetch", daemon=True)
-    worker.start()
+    threads = [threading.Thread(target=work, args=(w,), daemon=True,
+                                name="graphflow-prefetch" if workers == 1 else
+                                f"graphflow-prefetch-{w}")
+               for w in range(workers)]
+    for t in threads:
+        t.start()
     try:
-        while True:
-            got = results.get()
-            if got is _DONE:
-                return
+        for i in range(len(items)):
+            got = lanes[i % workers].get()
             if isinstance(got, BaseException):
                 raise got
             batch, event = got
@@ -92,7 +99,8 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
             yield batch
     finally:
         stop.set()
-        worker.join()
+        for t in threads:
+            t.join()
 
 
 def _record_stream(batch: MiniBatch, stream: torch.cuda.Stream) -> None:

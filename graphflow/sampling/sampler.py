@@ -17,10 +17,12 @@ stage)::
 ``iterate(graph, seeds, generator)`` takes seed ids (int64 (S,)) or a bool mask (N,) on the
 CPU, shuffles them with ``generator`` (a CPU ``torch.Generator``, e.g. ``ctx.rng``) when
 ``shuffle``, splits them into ``batch_size`` batches (``drop_last`` drops a short last one),
-and yields one :class:`~graphflow.sampling.block.MiniBatch` per batch, sampled ``prefetch``
-batches ahead in a background thread. It draws exactly one number from ``generator``
-besides the shuffle (the seed of its own sampling generator, on the sampling device), so
-the same generator state gives the same batches with or without prefetching.
+and yields one :class:`~graphflow.sampling.block.MiniBatch` per batch, sampled ahead by
+``workers`` background threads (each up to ``prefetch`` batches ahead; ``prefetch = 0``
+samples inline). It draws exactly one number from ``generator`` besides the shuffle (the
+seed of the batches' own generators, one per batch, on the sampling device), so the same
+generator state gives the same batches with or without prefetching, with any number of
+workers.
 ``num_batches(S)`` says how many batches that is (for progress bars).
 
 Everything in a yielded ``MiniBatch`` is on ``output_device``: blocks, ``seeds``,
@@ -69,7 +71,11 @@ class NeighborOptions:
                                  '(copied to the output device once), "pinned" (host, staged '
                                  'through pinned memory), "cpu", or "auto" (device if they take '
                                  'at most half the free GPU memory, else pinned).')
-    prefetch: int = option(1, "Batches prepared ahead in a background thread (0: none).")
+    prefetch: int = option(1, "Batches each background worker prepares ahead (0: sample in "
+                           "the training loop's thread, no workers).")
+    workers: int = option(2, "Background threads sampling batches for iterate(), each on its "
+                          "own batches (one core each); the batches are the same for any "
+                          "number of workers.")
     threads: int = option(1, "CPU intra-op threads of sampling and gathering (0: torch's "
                           "setting). Sampling ops are small and memory-bound: one thread "
                           "avoids fork/join costs and leaves the other cores to training.")
@@ -85,6 +91,9 @@ class NeighborOptions:
             raise ValueError(f"batch_size = {self.batch_size}: must be > 0")
         if self.prefetch < 0:
             raise ValueError(f"prefetch = {self.prefetch}: must be >= 0")
+        if self.workers < 1:
+            raise ValueError(f"workers = {self.workers}: must be >= 1 (prefetch = 0 samples "
+                             f"without background threads)")
         if self.threads < 0:
             raise ValueError(f"threads = {self.threads}: must be >= 0")
 
@@ -196,12 +205,26 @@ class MinibatchSampler(Sampler):
         ids = seed_ids(seeds, graph.num_nodes)
         batches = seed_batches(ids, o.batch_size, shuffle=o.shuffle, drop_last=o.drop_last,
                                generator=generator)
+        # One generator per batch, seeded from one draw: a batch's sample does not depend on
+        # which worker makes it or when.
         draw = int(torch.randint(2**62, (1,), generator=generator))
-        sample_gen = torch.Generator(device=graph.device).manual_seed(draw)
+        batch_seeds = torch.randint(2**62, (len(batches),),
+                                    generator=torch.Generator().manual_seed(draw)).tolist()
+
+        def produce(item: tuple[int, torch.Tensor]) -> MiniBatch:
+            gen = torch.Generator(device=graph.device).manual_seed(batch_seeds[item[0]])
+            return self.sample(graph, item[1], gen)
+
         stream_device = graph.output_device if graph.output_device.type == "cuda" \
             else graph.device  # the side stream sits where the batch's last copies go
-        return prefetch(lambda b: self.sample(graph, b, sample_gen), batches,
-                        depth=o.prefetch, device=stream_device)
+        workers = self.num_workers()
+        return prefetch(produce, list(enumerate(batches)), depth=o.prefetch if workers else 0,
+                        workers=max(1, workers), device=stream_device)
+
+    def num_workers(self) -> int:
+        """Background threads of :meth:`iterate`: ``workers``, or 0 (sample in the caller's
+        thread) when ``prefetch = 0``."""
+        return self.options.workers if self.options.prefetch > 0 else 0
 
     def _check_graph(self, graph: Any) -> SampledGraph:
         if not isinstance(graph, SampledGraph):

@@ -24,7 +24,11 @@ class DGLNeighborSampler(MinibatchSampler):
     The reference implementation for ``neighbor``: same options, same output contract. DGL
     from PyPI is CPU-only, so sampling always runs on the CPU (``device`` may only be
     ``"cpu"``); minibatches still go to ``output_device``. DGL draws from its own global
-    random state, which is re-seeded from the given generator before every batch.
+    random state, which is re-seeded from the given generator before every batch. That
+    state lives in the OpenMP threads of whichever thread calls DGL, and batches sampled in
+    a background thread differed from run to run, so ``iterate()`` samples in the caller's
+    thread (as DGL's own ``DataLoader`` does by default) whatever ``prefetch`` and
+    ``workers`` say; DGL's C++ uses every OpenMP thread within a batch instead.
     """
 
     name = "dgl_neighbor"
@@ -36,6 +40,9 @@ class DGLNeighborSampler(MinibatchSampler):
                               f'CPU only (DGL from PyPI has no CUDA); use device = "cpu" or the '
                               f'"neighbor" sampler')
         return torch.device("cpu")
+
+    def num_workers(self) -> int:
+        return 0  # reproducible only in the caller's thread (see the class docstring)
 
     def build(self, data: GraphData, device: torch.device) -> dgl.DGLGraph:
         src, dst = data.graph.edges()

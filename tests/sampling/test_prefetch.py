@@ -19,8 +19,22 @@ def batch(i: int) -> MiniBatch:
 
 def test_same_order_as_inline():
     for depth in (0, 1, 3):
-        got = [mb.seeds.item() for mb in prefetch(batch, range(7), depth=depth)]
-        assert got == list(range(7))
+        for workers in (1, 2, 3, 10):
+            got = [mb.seeds.item() for mb in prefetch(batch, range(7), depth=depth,
+                                                      workers=workers)]
+            assert got == list(range(7))
+
+
+def test_workers_take_every_nth_item_in_their_own_threads():
+    seen: dict[int, str] = {}
+
+    def produce(i: int) -> MiniBatch:
+        seen[i] = threading.current_thread().name
+        return batch(i)
+
+    list(prefetch(produce, range(7), depth=1, workers=3))
+    assert {i: int(name.rsplit("-", 1)[1]) for i, name in seen.items()} == \
+        {i: i % 3 for i in range(7)}
 
 
 def test_runs_ahead_in_another_thread():
@@ -45,11 +59,17 @@ def test_errors_reach_the_consumer():
         for mb in prefetch(produce, range(5), depth=2):
             got.append(mb.seeds.item())
     assert got == [0, 1]
+    got = []
+    with pytest.raises(DataError, match="seed id 99"):  # raised in order with workers too
+        for mb in prefetch(produce, range(5), depth=2, workers=2):
+            got.append(mb.seeds.item())
+    assert got == [0, 1]
 
 
-def test_breaking_out_stops_the_thread():
+@pytest.mark.parametrize("workers", [1, 3])
+def test_breaking_out_stops_the_threads(workers):
     before = threading.active_count()
-    it = prefetch(batch, range(1000), depth=2)
+    it = prefetch(batch, range(1000), depth=2, workers=workers)
     next(it)
     it.close()
     assert threading.active_count() == before

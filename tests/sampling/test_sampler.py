@@ -23,6 +23,7 @@ def sampler(**options) -> NeighborSampler:
     ({"batch_size": 0}, "batch_size = 0: must be > 0"),
     ({"prefetch": -1}, "prefetch = -1: must be >= 0"),
     ({"threads": -1}, "threads = -1: must be >= 0"),
+    ({"workers": 0}, "workers = 0: must be >= 1 (prefetch = 0 samples without background"),
 ])
 def test_bad_options(options, message):
     with pytest.raises(ValueError) as info:
@@ -91,7 +92,7 @@ def same(a, b) -> bool:
         for x, y in zip(a, b))
 
 
-def test_iterate_is_deterministic_and_prefetch_changes_nothing(tiny_graph):
+def test_iterate_is_deterministic_and_prefetch_and_workers_change_nothing(tiny_graph):
     from graphflow.generate import sbm
     from graphflow.compat.dgl import dgl
     from graphflow.graph import GraphData, NodeIds
@@ -102,11 +103,12 @@ def test_iterate_is_deterministic_and_prefetch_changes_nothing(tiny_graph):
     data = GraphData(g, NodeIds.identity(400))
     seeds = torch.arange(0, 400, 3)
     inline = sampler(fanouts=[5, 5], batch_size=32, prefetch=0)
-    ahead = sampler(fanouts=[5, 5], batch_size=32, prefetch=2)
     graph = inline.prepare(data, CPU)
     a = batches_of(inline, graph, seeds, 7)
     assert same(a, batches_of(inline, graph, seeds, 7))
-    assert same(a, batches_of(ahead, ahead.prepare(data, CPU), seeds, 7))
+    for workers in (1, 2, 3):  # each batch has its own generator: who samples it is moot
+        ahead = sampler(fanouts=[5, 5], batch_size=32, prefetch=2, workers=workers)
+        assert same(a, batches_of(ahead, ahead.prepare(data, CPU), seeds, 7))
     assert not same(a, batches_of(inline, graph, seeds, 8))
     assert len(a) == inline.num_batches(seeds.numel()) == 5
     assert sorted(torch.cat([mb.seeds for mb in a]).tolist()) == seeds.tolist()

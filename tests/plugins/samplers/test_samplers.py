@@ -73,6 +73,23 @@ def test_dgl_neighbor_refuses_cuda(tiny_graph):
         s.prepare(tiny_graph, CPU)
 
 
+def test_dgl_neighbor_iterates_in_the_callers_thread_and_stays_deterministic(run_toml):
+    # DGL's random state lives in the calling thread's OpenMP team: in a background thread
+    # its batches changed from run to run.
+    data = run_toml(PIPELINE.format(sampler="neighbor", options="")).ctx.data
+    seeds = torch.arange(200)
+
+    def eids(sampler: DGLNeighborSampler) -> list[list[int]]:
+        graph = sampler.prepare(data, CPU)
+        return [mb.blocks[0].eids.tolist()
+                for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(3))]
+
+    four = DGLNeighborSampler(NeighborOptions(fanouts=[4], batch_size=16, workers=4))
+    assert four.num_workers() == 0
+    assert eids(four) == eids(four) == eids(DGLNeighborSampler(NeighborOptions(fanouts=[4], batch_size=16,
+                                                                 prefetch=0)))
+
+
 def test_neighbor_and_dgl_neighbor_deliver_the_same_contract(run_toml):
     data = run_toml(PIPELINE.format(sampler="neighbor", options="")).ctx.data
     seeds = torch.arange(0, 200, 9)

@@ -139,7 +139,7 @@ def _structure_only(g: dgl.DGLGraph) -> dgl.DGLGraph:
 
 
 def bench_throughput(data: GraphData, device: torch.device, batches: list[torch.Tensor],
-                     rounds: int = 2) -> dict[str, float]:
+                     workers: int | None, rounds: int = 2) -> dict[str, float]:
     """Sampled edges/s when batches are consumed one after another, as training does.
 
     graphflow: ``iterate`` over the batches with its defaults (background workers, one core
@@ -149,7 +149,7 @@ def bench_throughput(data: GraphData, device: torch.device, batches: list[torch.
     alternate, ``rounds`` times, so that noise from other processes hits all alike.
     """
     ours = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=len(batches[0]),
-                                           shuffle=False))
+                                           shuffle=False, **worker_option(workers)))
     bare = data.with_graph(_structure_only(data.graph))
     graph = ours.prepare(bare, device)
     seeds = torch.cat(batches)
@@ -227,11 +227,17 @@ class DGLSAGE(nn.Module):
         return x
 
 
+def worker_option(workers: int | None) -> dict[str, int]:
+    """``workers`` for NeighborOptions when given (``--workers``), else the sampler's default."""
+    return {} if workers is None else {"workers": workers}
+
+
 def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
-                    batch: int) -> tuple[float, int]:
+                    batch: int, workers: int | None) -> tuple[float, int]:
     """Seconds for one pass over ``seeds`` with graphflow, and the batches done."""
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=batch,
-                                              shuffle=False, prefetch=1, threads=1))
+                                              shuffle=False, prefetch=1, threads=1,
+                                              **worker_option(workers)))
     graph = sampler.prepare(data, device)
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
@@ -277,18 +283,18 @@ def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
 
 
 def bench_training(data: GraphData, device: torch.device, batch: int, batches: int,
-                   seed: int) -> dict[str, float]:
+                   seed: int, workers: int | None) -> dict[str, float]:
     seeds = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed + 7))
     halves = [seeds[:batch * (batches // 2)], seeds[batch * (batches // 2):batch * batches]]
     warm = seeds[-batch * 2:]
-    train_graphflow(data, device, warm, batch)  # warm-up: allocator, first-call costs
+    train_graphflow(data, device, warm, batch, workers)  # warm-up: allocator, first-call costs
     train_dgl(data, device, warm, batch)
     t_ours = t_dgl = 0.0
     n_ours = n_dgl = 0
     for part in halves:  # alternate, so that background noise hits both alike
         s, n = train_dgl(data, device, part, batch)
         t_dgl, n_dgl = t_dgl + s, n_dgl + n
-        s, n = train_graphflow(data, device, part, batch)
+        s, n = train_graphflow(data, device, part, batch, workers)
         t_ours, n_ours = t_ours + s, n_ours + n
     per_epoch = -(-data.num_nodes // batch)
     ours_b, dgl_b = t_ours / n_ours, t_dgl / n_dgl
@@ -303,15 +309,16 @@ def bench_training(data: GraphData, device: torch.device, batch: int, batches: i
             "dgl_epoch_s_projected": dgl_b * per_epoch, "train_speedup": dgl_b / ours_b}
 
 
-def bench_products(device: torch.device, batch: int, batches: int, seed: int) -> dict:
+def bench_products(device: torch.device, batch: int, batches: int, seed: int,
+                   workers: int | None) -> dict:
     data = build(2_400_000, 62_000_000, seed, features=FEATURES)
     print(f"  peak RSS after building the graph: {peak_rss_gib():.1f} GiB", flush=True)
     train = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed))
     train = train[: int(0.08 * data.num_nodes)]  # (192k,) training seeds
     per_epoch = -(-train.numel() // batch)
     todo = per_epoch if batches <= 0 else min(batches, per_epoch)
-    train_graphflow(data, device, train[-batch * 2:], batch)  # warm-up
-    seconds, n = train_graphflow(data, device, train[: todo * batch], batch)
+    train_graphflow(data, device, train[-batch * 2:], batch, workers)  # warm-up
+    seconds, n = train_graphflow(data, device, train[: todo * batch], batch, workers)
     peak = peak_rss_gib()
     print(f"products scale: {n} batches of {batch} in {seconds:.1f}s = "
           f"{seconds / n * 1e3:.0f} ms/batch; {per_epoch} batches per epoch -> epoch "
@@ -327,6 +334,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--device", default="cpu", help="graphflow's sampling and model device")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch and DGL")
     p.add_argument("--batch", type=int, default=1024)
+    p.add_argument("--workers", type=int, default=None,
+                   help="graphflow's background sampling workers (default: the sampler's)")
     p.add_argument("--batches", type=int, default=None, help="sampling batches (default 40)")
     p.add_argument("--e2e-batches", type=int, default=None,
                    help="training batches per library (default 30; 0 skips training)")
@@ -342,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
                                   "fanouts": FANOUTS, "batch": args.batch}
     if args.products:
-        figures.update(bench_products(device, args.batch, args.products_batches, args.seed))
+        figures.update(bench_products(device, args.batch, args.products_batches, args.seed,
+                                      args.workers))
         print(json.dumps(figures))
         return 0
     nodes, edges = (200_000, 4_000_000) if args.quick else (1_000_000, 20_000_000)
@@ -352,9 +362,9 @@ def main(argv: list[str] | None = None) -> int:
     figures.update({"nodes": nodes, "edges": edges})
     batches = seed_batches(nodes, args.batch, count + 2, args.seed)
     figures.update(bench_sampling(data, device, batches, warmup=2))
-    figures.update(bench_throughput(data, device, batches[2:]))
+    figures.update(bench_throughput(data, device, batches[2:], args.workers))
     if e2e:
-        figures.update(bench_training(data, device, args.batch, e2e, args.seed))
+        figures.update(bench_training(data, device, args.batch, e2e, args.seed, args.workers))
     figures["peak_rss_gib"] = peak_rss_gib()
     print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
                       for k, v in figures.items()}))

@@ -71,3 +71,18 @@ def test_scratch_buffers_belong_to_the_calling_thread():
     worker.start()
     worker.join()
     assert theirs[0] is not mine and not theirs[0].any()
+
+
+@pytest.mark.parametrize("eid_base", [0, 2**31 + 7])  # 8-byte int32 rows / 16-byte int64 rows
+def test_gather_reads_source_and_edge_id_together(eid_base):
+    indptr = torch.tensor([0, 2, 3, 5])
+    indices = torch.tensor([2, 1, 0, 0, 2])
+    eids = torch.tensor([4, 0, 1, 3, 2]) + eid_base
+    csc = CSCGraph(indptr, indices, eids)
+    assert csc._pairs.element_size() == (8 if eid_base == 0 else 16)
+    pos = torch.tensor([4, 0, 0, 3])
+    nbr, got = csc.gather(pos)
+    assert nbr.dtype == got.dtype == torch.int64 and nbr.is_contiguous() and got.is_contiguous()
+    assert nbr.tolist() == [2, 2, 2, 0]
+    assert got.tolist() == [eid_base + e for e in (2, 4, 4, 3)]
+    assert torch.equal(csc.indices, indices) and torch.equal(csc.eids, eids)

@@ -35,10 +35,11 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
     :param produce: builds one minibatch (sampling and gathering); thread-safe.
     :param items: the seed batches, in order.
     :param depth: finished batches each worker may hold (>= 1); ``0`` produces inline.
-    :param workers: background threads (>= 1), each taking every ``workers``-th item.
+    :param workers: background threads, each taking every ``workers``-th item; ``0``
+        produces inline.
     :param device: the CUDA device whose side streams the workers use, or None.
     """
-    if depth <= 0:
+    if depth <= 0 or workers <= 0:
         for item in items:
             yield produce(item)
         return

@@ -24,11 +24,12 @@ the sampled sources and edge ids.
 Every row runs it with ``d = max(deg, k)``: a row with ``deg <= k`` then draws a permutation
 of ``0..k-1``, and its offsets below ``deg`` are exactly its ``deg`` edges, so one (n, k)
 matrix of offsets, masked by ``offset < deg`` and read row-major, is the CSR of the sample.
-All ``t`` come from one ``rand`` call; the loop runs over the ``k`` steps, each a vectorised
+All ``t`` come from one (k, n) draw of uniforms (on the CPU from NumPy's PCG64, seeded by the
+torch generator; see :func:`floyd`); the loop runs over the ``k`` steps, each a vectorised
 membership test over all rows, O(n k^2) compares in all and independent of the degree, so a
 hub costs no more than any other row (a random-key sort would cost O(deg)). On the CPU the
 k^2 / 2 tiny steps run in NumPy, whose per-op overhead is several times lower than torch's;
-both give the same result. Fanouts above ``FLOYD_MAX_FANOUT`` (32), where the k^2 / 2 steps
+both give the same result for the same uniforms. Fanouts above ``FLOYD_MAX_FANOUT`` (32), where the k^2 / 2 steps
 would cost more than a sort, use the random-key method below with unit weights.
 
 **Without replacement, weighted** uses exponential keys (Efraimidis & Spirakis 2006):
@@ -255,7 +256,7 @@ def _by_random_keys(start: torch.Tensor, deg: torch.Tensor, k: int,
     the rows; edges of weight 0 are never chosen. ``k = -1`` keeps every positive edge.
     """
     n = start.shape[0]
-    every, pos = _all(start, deg)  # all in-edges of the rows
+    _, pos = _all(start, deg)  # all in-edges of the rows
     row = torch.repeat_interleave(torch.arange(n, device=deg.device), deg,
                                   output_size=pos.shape[0])  # (M,)
     w = None

@@ -217,14 +217,13 @@ class MinibatchSampler(Sampler):
 
         stream_device = graph.output_device if graph.output_device.type == "cuda" \
             else graph.device  # the side stream sits where the batch's last copies go
-        workers = self.num_workers()
-        return prefetch(produce, list(enumerate(batches)), depth=o.prefetch if workers else 0,
-                        workers=max(1, workers), device=stream_device)
+        return prefetch(produce, list(enumerate(batches)), depth=o.prefetch,
+                        workers=self.num_workers(), device=stream_device)
 
     def num_workers(self) -> int:
-        """Background threads of :meth:`iterate`: ``workers``, or 0 (sample in the caller's
-        thread) when ``prefetch = 0``."""
-        return self.options.workers if self.options.prefetch > 0 else 0
+        """Background threads of :meth:`iterate` (0: sample in the caller's thread, as
+        ``prefetch = 0`` does too)."""
+        return self.options.workers
 
     def _check_graph(self, graph: Any) -> SampledGraph:
         if not isinstance(graph, SampledGraph):

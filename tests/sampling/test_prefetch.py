@@ -19,7 +19,7 @@ def batch(i: int) -> MiniBatch:
 
 def test_same_order_as_inline():
     for depth in (0, 1, 3):
-        for workers in (1, 2, 3, 10):
+        for workers in (0, 1, 2, 3, 10):
             got = [mb.seeds.item() for mb in prefetch(batch, range(7), depth=depth,
                                                       workers=workers)]
             assert got == list(range(7))
@@ -46,6 +46,9 @@ def test_runs_ahead_in_another_thread():
 
     list(prefetch(produce, range(3), depth=1))
     assert set(names) == {"graphflow-prefetch"}
+    names.clear()
+    list(prefetch(produce, range(3), depth=1, workers=0))  # no workers: the caller's thread
+    assert set(names) == {threading.current_thread().name}
 
 
 def test_errors_reach_the_consumer():

@@ -42,13 +42,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-from torch import nn
-
 REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+import graphflow  # noqa: E402,F401  first: its OpenMP default must precede torch's import
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.generate import rmat  # noqa: E402

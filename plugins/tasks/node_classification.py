@@ -121,7 +121,8 @@ class NodeClassification(Task):
         runner = self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
         meta = {"task": self.name, "model": ctx.model.name,
                 "model_options": _jsonable(ctx.model.options), "features": o.features,
-                "in_dim": int(x.shape[1]), "classes": targets.num_classes}
+                "in_dim": int(x.shape[1]), "classes": targets.num_classes,
+                "monitor": o.monitor}  # a best score in other units cannot be compared
         loop = EpochLoop(ctx, model, optimizer,
                          LoopOptions(epochs=o.epochs, eval_every=o.eval_every,
                                      patience=o.patience, checkpoint=o.checkpoint,

@@ -152,6 +152,8 @@ def test_resume_refuses_a_changed_model_or_no_checkpoints(run_toml, tmp_path):
     with pytest.raises(ConfigError, match=r"cannot resume from .*train_state.pt: the pipeline "
                                           r"changed \(model_options\)"):
         run_toml(pipeline(epochs=4).replace("hidden = 16", "hidden = 8"), resume=True)
+    with pytest.raises(ConfigError, match=r"the pipeline changed \(monitor\)"):
+        run_toml(pipeline(epochs=4, train='monitor = "val_loss"'), resume=True)
     with pytest.raises(ConfigError, match="--resume needs checkpoint = true"):
         run_toml(pipeline(epochs=4, train="checkpoint = false"), resume=True)
 

@@ -48,6 +48,12 @@ class LoopOptions:
     minimize: bool = False  # a lower score is better (a loss)
     meta: dict[str, Any] = field(default_factory=dict)  # must match to resume
 
+    def __post_init__(self) -> None:
+        # Tasks check their users' values with friendlier messages; this guards any caller.
+        if self.epochs < 0 or self.eval_every < 1 or self.patience < 0:
+            raise ValueError(f"LoopOptions: need epochs >= 0, eval_every >= 1, patience >= 0; "
+                             f"got {self.epochs}, {self.eval_every}, {self.patience}")
+
 
 def stage_files(ctx: RunContext) -> tuple[Path, Path]:
     """``(checkpoint.pt, train_state.pt)`` of the current stage in the run's out_dir.

@@ -108,8 +108,12 @@ class Adjacency:
         return cls.from_edges(src, dst, g.num_src_nodes(), g.num_dst_nodes(), device, values)
 
     @classmethod
-    def from_block(cls, block: Block) -> Adjacency:
-        """The CSR a sampler already built, on ``block.device`` (no copy, no re-sort)."""
+    def from_block(cls, block: Block, values: torch.Tensor | None = None) -> Adjacency:
+        """The CSR a sampler already built, on ``block.device`` (no copy, no re-sort).
+
+        :param values: optional (nnz,) edge values in the block's edge order (e.g. the
+            graph's edge weights looked up by ``block.eids``).
+        """
         indptr, indices = block.indptr, block.indices
         if indptr.dim() != 1 or indptr.shape[0] != block.num_dst + 1:
             raise DataError(f"block indptr has shape {tuple(indptr.shape)} but num_dst is "
@@ -120,7 +124,7 @@ class Adjacency:
         if indptr.device != indices.device:
             raise DeviceError(f"block indptr is on {indptr.device} but its indices are on "
                               f"{indices.device}")
-        return cls(indptr, indices, block.eids, block.num_src, block.num_dst)
+        return cls(indptr, indices, block.eids, block.num_src, block.num_dst, values=values)
 
     # ------------------------------------------------------------------ basic facts
     @property

@@ -189,10 +189,8 @@ class MiniBatches:
 
     def block_adjacency(self, block: Block) -> Adjacency:
         """The block's CSR, with the edge values of its edges when training is weighted."""
-        if self.edge_values is None:
-            return Adjacency.from_block(block)
-        return Adjacency(block.indptr, block.indices, block.eids, block.num_src, block.num_dst,
-                         values=self.edge_values[block.eids])  # (nnz,)
+        values = None if self.edge_values is None else self.edge_values[block.eids]  # (nnz,)
+        return Adjacency.from_block(block, values)
 
     @torch.no_grad()
     def logits(self) -> torch.Tensor:

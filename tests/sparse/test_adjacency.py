@@ -125,7 +125,16 @@ def test_from_block_checks_shapes():
     block = Block(src_nodes=torch.arange(4), num_dst=2, indptr=torch.tensor([0, 1]),
                   indices=torch.tensor([3]), eids=torch.tensor([0]))
     with pytest.raises(DataError, match=r"indptr has shape \(2,\) but num_dst is 2"):
-        Adjacency.from_block(block)
+        Adjacency.from_block(block, values=torch.ones(1))  # checked with values too
+
+
+def test_from_block_carries_edge_values():
+    block = Block(src_nodes=torch.arange(4), num_dst=2, indptr=torch.tensor([0, 1, 3]),
+                  indices=torch.tensor([3, 0, 2]), eids=torch.tensor([7, 1, 4]))
+    weights = torch.arange(8.0)  # (E,) per graph edge, looked up by the block's edge ids
+    adj = Adjacency.from_block(block, values=weights[block.eids])
+    assert adj.values.tolist() == [7.0, 1.0, 4.0]
+    assert Adjacency.from_block(block).values is None
 
 
 def test_empty_graphs():

@@ -56,9 +56,17 @@ def cmd_run(args: argparse.Namespace) -> int:
     rec = result.record
     print(f'graphflow: ran "{rec["name"]}" in {rec["seconds"]:.1f}s on {rec["device"]}')
     if rec["metrics"]:
-        shown = "  ".join(f"{k}={v:.4g}" for k, v in rec["metrics"].items())
+        shown = "  ".join(f"{k}={format_metric(v)}" for k, v in rec["metrics"].items())
         print(f"  metrics: {shown}")
     print("  wrote:")
     for out in rec["outputs"]:
         print(f"    {out['path']}  ({out['what']})")
     return 0
+
+
+def format_metric(value: float | int) -> str:
+    """A metric for the run summary: whole counts in full (169300, not 1.693e+05), other
+    numbers to 4 significant digits."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return f"{value:.4g}"

@@ -131,3 +131,11 @@ def test_console_script_error_has_no_traceback(tmp_path):
     assert proc.returncode == 1
     assert proc.stderr.startswith(f"graphflow: error: {path}: load.type: unknown loader type")
     assert "Traceback" not in proc.stderr
+
+
+def test_summary_prints_counts_in_full_and_scores_to_4_digits():
+    from graphflow.cli.run import format_metric
+
+    assert format_metric(169300) == "169300"
+    assert format_metric(0.812345) == "0.8123"
+    assert format_metric(12.0) == "12"

@@ -19,6 +19,7 @@ from graphflow.graph import GraphData, NodeIds
 from graphflow.io.ids import (Column, Where, as_tensor, check_no_nulls, encode_edges, index_edges,
                               normalise_ids)
 from graphflow.io.nodes import NodeTable, OnNan, check_finite
+from graphflow.io.pairs import first_occurrences, undirected_keys
 
 
 @dataclass
@@ -111,13 +112,9 @@ def undirected(src: torch.Tensor, dst: torch.Tensor, weight: torch.Tensor | None
     Output order: the kept pairs as (lower id, higher id) in input order, then their reverses;
     a self-loop appears once.
     """
-    lo, hi = torch.minimum(src, dst), torch.maximum(src, dst)
-    key = lo * num_nodes + hi
-    uniq, inverse = torch.unique(key, return_inverse=True)
-    first = torch.full((len(uniq),), len(key), dtype=torch.int64)
-    first.scatter_reduce_(0, inverse, torch.arange(len(key)), reduce="amin")
-    keep = torch.sort(first).values  # first occurrence of each pair, in input order
-    lo, hi = lo[keep], hi[keep]
+    keep = first_occurrences(undirected_keys(src, dst, num_nodes))  # in input order
+    s, d = src[keep], dst[keep]
+    lo, hi = torch.minimum(s, d), torch.maximum(s, d)
     loop = lo == hi
     s = torch.cat([lo, hi[~loop]])
     d = torch.cat([hi, lo[~loop]])

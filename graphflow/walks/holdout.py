@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import torch
 
+from graphflow.io.pairs import first_occurrences, undirected_keys
+
 
 @dataclass
 class HeldOut:
@@ -27,11 +29,6 @@ class HeldOut:
     dst: torch.Tensor
     weight: torch.Tensor | None
     pairs: torch.Tensor
-
-
-def undirected_keys(src: torch.Tensor, dst: torch.Tensor, num_nodes: int) -> torch.Tensor:
-    """int64 (E,) key ``min * N + max`` of each edge's undirected pair."""
-    return torch.minimum(src, dst) * num_nodes + torch.maximum(src, dst)
 
 
 def hold_out_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int,
@@ -76,16 +73,9 @@ def sample_non_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int, count
         draw = max(2 * (count - found.numel()), 1024)
         a = torch.randint(num_nodes, (draw,), generator=generator)
         b = torch.randint(num_nodes, (draw,), generator=generator)
-        key = torch.minimum(a, b) * num_nodes + torch.maximum(a, b)
+        key = undirected_keys(a, b, num_nodes)
         key = key[(a != b) & ~torch.isin(key, edges)]
-        found = _first_unique(torch.cat([found, key]))
+        found = torch.cat([found, key])
+        found = found[first_occurrences(found)]  # drop repeats, keep the order of drawing
     found = found[:count]
     return torch.stack([found // num_nodes, found % num_nodes])
-
-
-def _first_unique(keys: torch.Tensor) -> torch.Tensor:
-    """``keys`` without repeats, keeping the first occurrence of each, in order."""
-    uniq, inverse = torch.unique(keys, return_inverse=True)
-    first = torch.full((uniq.numel(),), keys.numel(), dtype=torch.int64)
-    first.scatter_reduce_(0, inverse, torch.arange(keys.numel()), reduce="amin")
-    return keys[torch.sort(first).values]

@@ -7,7 +7,8 @@ import torch
 from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
-from graphflow_plugins.transforms.rebuild import first_occurrences, with_edges
+from graphflow.io.pairs import first_occurrences
+from graphflow_plugins.transforms.rebuild import with_edges
 
 
 class Bidirected(Transform):

@@ -10,8 +10,9 @@ import torch
 from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
+from graphflow.io.pairs import first_occurrences_with_slots
 from graphflow.options import option
-from graphflow_plugins.transforms.rebuild import first_occurrences, with_edges
+from graphflow_plugins.transforms.rebuild import with_edges
 
 
 @dataclass
@@ -31,19 +32,13 @@ class Dedup(Transform):
 
     def apply(self, data: GraphData, ctx: RunContext) -> GraphData:
         src, dst = data.graph.edges()
-        key = src * data.num_nodes + dst
-        keep = first_occurrences(key)
+        keep, slot = first_occurrences_with_slots(src * data.num_nodes + dst)
         out = with_edges(data, src[keep], dst[keep], keep)
         how = self.options.weights
-        if how != "first" and "weight" in data.graph.edata and len(keep) < len(key):
+        if how != "first" and "weight" in data.graph.edata and len(keep) < len(src):
             weight = data.graph.edata["weight"]
-            _, slot = torch.unique(key[keep], return_inverse=True)  # pair -> kept position
-            _, inverse = torch.unique(key, return_inverse=True)
-            position = torch.empty_like(slot)
-            position[slot] = torch.arange(len(keep))
             merged = torch.zeros(len(keep), dtype=weight.dtype) if how == "sum" else \
                 torch.full((len(keep),), float("-inf"), dtype=weight.dtype)
-            merged.scatter_reduce_(0, position[inverse], weight,
-                                   reduce="sum" if how == "sum" else "amax")
+            merged.scatter_reduce_(0, slot, weight, reduce="sum" if how == "sum" else "amax")
             out.graph.edata["weight"] = merged
         return out

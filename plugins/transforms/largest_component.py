@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 import torch
 from scipy.sparse.csgraph import connected_components
 
 from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
-from graphflow_plugins.transforms.rebuild import with_nodes
-
-
-def adjacency(data: GraphData) -> sp.csr_matrix:
-    """The graph's (N, N) sparse pattern, for scipy.sparse.csgraph."""
-    src, dst = data.graph.edges()
-    n = data.num_nodes
-    present = np.ones(len(src), dtype=bool)  # duplicates sum to True, never overflow to 0
-    return sp.csr_matrix((present, (src.numpy(), dst.numpy())), shape=(n, n))
+from graphflow_plugins.transforms.rebuild import adjacency, with_nodes
 
 
 class LargestComponent(Transform):

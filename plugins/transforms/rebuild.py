@@ -6,10 +6,14 @@ Every structural transform comes down to one of two moves:
   none, for edges that did not exist: they get ``fill``);
 * :func:`with_nodes`: keep / reorder nodes (``order[i]`` = old id of new node ``i``), which
   relabels the edges, gathers node data and takes the ids in the same order.
+
+:func:`adjacency` gives the graph's pattern to ``scipy.sparse.csgraph``.
 """
 
 from __future__ import annotations
 
+import numpy as np
+import scipy.sparse as sp
 import torch
 
 from graphflow.compat.dgl import dgl
@@ -37,26 +41,32 @@ def with_edges(data: GraphData, src: torch.Tensor, dst: torch.Tensor, source: to
     return data.with_graph(g)
 
 
-def with_nodes(data: GraphData, order: torch.Tensor) -> GraphData:
-    """Keep the nodes ``order`` (old ids), in that order, and the edges between them."""
+def with_nodes(data: GraphData, order: torch.Tensor, *, sort_edges: bool = False) -> GraphData:
+    """Keep the nodes ``order`` (old ids), in that order, and the edges between them.
+
+    :param sort_edges: also sort the kept edges by (new destination, new source), stably;
+        otherwise they keep their order.
+    """
     old = data.graph
     n = old.num_nodes()
     new_id = torch.full((n,), -1, dtype=torch.int64)
     new_id[order] = torch.arange(len(order))
     src, dst = old.edges()
     s, d = new_id[src], new_id[dst]
-    keep = (s >= 0) & (d >= 0)
-    g = dgl.graph((s[keep], d[keep]), num_nodes=len(order))
+    eid = torch.nonzero((s >= 0) & (d >= 0)).squeeze(1)  # kept edges, old ids
+    if sort_edges:
+        eid = eid[torch.argsort(d[eid] * len(order) + s[eid], stable=True)]
+    g = dgl.graph((s[eid], d[eid]), num_nodes=len(order))
     for name, values in old.ndata.items():  # over node data keys
         g.ndata[name] = values[order]
     for name, values in old.edata.items():
-        g.edata[name] = values[keep]
+        g.edata[name] = values[eid]
     return data.with_graph(g, ids=data.ids.take(order))
 
 
-def first_occurrences(key: torch.Tensor) -> torch.Tensor:
-    """Positions of the first occurrence of each distinct value of ``key``, in input order."""
-    uniq, inverse = torch.unique(key, return_inverse=True)
-    first = torch.full((len(uniq),), len(key), dtype=torch.int64)
-    first.scatter_reduce_(0, inverse, torch.arange(len(key)), reduce="amin")
-    return torch.sort(first).values
+def adjacency(data: GraphData) -> sp.csr_matrix:
+    """The graph's (N, N) sparse pattern, for scipy.sparse.csgraph."""
+    src, dst = data.graph.edges()
+    n = data.num_nodes
+    present = np.ones(len(src), dtype=bool)  # duplicates sum to True, never overflow to 0
+    return sp.csr_matrix((present, (src.numpy(), dst.numpy())), shape=(n, n))

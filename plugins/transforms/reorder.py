@@ -13,8 +13,7 @@ from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
 from graphflow.options import option
-from graphflow_plugins.transforms.largest_component import adjacency
-from graphflow_plugins.transforms.rebuild import with_edges, with_nodes
+from graphflow_plugins.transforms.rebuild import adjacency, with_nodes
 
 
 @dataclass
@@ -47,9 +46,4 @@ class Reorder(Transform):
             g = data.graph
             degree = g.in_degrees() + g.out_degrees()
             perm = torch.argsort(degree, descending=True, stable=True)
-        out = with_nodes(data, perm)
-        if self.options.sort_edges:
-            src, dst = out.graph.edges()
-            order = torch.argsort(dst * out.num_nodes + src, stable=True)
-            out = with_edges(out, src[order], dst[order], order)
-        return out
+        return with_nodes(data, perm, sort_edges=self.options.sort_edges)

@@ -7,6 +7,7 @@ from typing import Literal
 
 import torch
 
+from graphflow.compat.dgl import dgl
 from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
@@ -30,11 +31,10 @@ class SelfLoops(Transform):
     Options = SelfLoopsOptions
 
     def apply(self, data: GraphData, ctx: RunContext) -> GraphData:
+        if self.options.mode == "remove":
+            return data.with_graph(dgl.remove_self_loop(data.graph))  # data follow the edges
         src, dst = data.graph.edges()
         loop = src == dst
-        if self.options.mode == "remove":
-            keep = torch.nonzero(~loop).squeeze(1)
-            return with_edges(data, src[keep], dst[keep], keep)
         has = torch.zeros(data.num_nodes, dtype=torch.bool)
         has[src[loop]] = True
         nodes = torch.nonzero(~has).squeeze(1)

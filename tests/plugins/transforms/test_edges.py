@@ -14,6 +14,8 @@ def test_self_loops_add_and_remove(transformed, triples):
     assert added.graph.ndata["feat"][:, 0].tolist() == [0, 1, 2, 3, 4, 5]
     removed = transformed('[[transform]]\ntype = "self_loops"\nmode = "remove"')
     assert triples(removed) == [t for t in ORIGINAL if t[0] != t[1]]
+    assert removed.graph.ndata["feat"][:, 0].tolist() == [0, 1, 2, 3, 4, 5]
+    assert removed.ids.to_arrow().to_pylist() == ["a", "b", "c", "d", "e", "f"]
 
 
 def test_bidirected_adds_missing_reverses_once(transformed, triples):

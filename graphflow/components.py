@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 import torch
 
+from graphflow.errors import DataError
 from graphflow.options import NoOptions
 
 if TYPE_CHECKING:
@@ -119,22 +120,29 @@ class Exporter(Component):
 
     Its ``Options`` must have ``what: What`` and ``path: Path | None`` (the registry checks).
     Write to :meth:`target`, which is ``path`` or, when it is left out, ``OUT_DIR/<what><suffix>``
-    (a folder ``OUT_DIR/graph`` for exporters that write a graph as several files).
+    (a folder ``OUT_DIR/graph`` for exporters that write a graph as the files ``graph_files``).
     Writes are atomic: use :func:`graphflow.io.atomic.atomic_path`.
     """
 
     kind = "exporter"
     suffix: ClassVar[str] = ""
-    graph_is_folder: ClassVar[bool] = False
+    graph_files: ClassVar[tuple[str, ...]] = ()
+    """The files of a graph written as a folder (``what = "graph"``); empty: one file."""
 
     def target(self, ctx: RunContext) -> Path:
-        """Where to write: the ``path`` option, else a default inside the run's out_dir."""
-        if self.options.path is not None:
-            return self.options.path
+        """Where to write: the ``path`` option, else a default inside the run's out_dir.
+
+        :raises DataError: a graph written as a folder is given the path of a file.
+        """
         what = self.options.what
-        if what == "graph" and self.graph_is_folder:
-            return ctx.out_dir / "graph"
-        return ctx.out_dir / f"{what}{self.suffix}"
+        folder = what == "graph" and bool(self.graph_files)
+        path = self.options.path
+        if path is None:
+            path = ctx.out_dir / ("graph" if folder else f"{what}{self.suffix}")
+        if folder and path.is_file():
+            raise DataError(f'{path} is a file; for what = "graph" the path is a folder that '
+                            f'will hold {" and ".join(self.graph_files)}')
+        return path
 
     def export(self, ctx: RunContext) -> list[Path]:
         """Write and return the files written."""

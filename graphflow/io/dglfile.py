@@ -27,6 +27,7 @@ from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.atomic import atomic_path
+from graphflow.io.split import MASKS
 
 IDS_INT = "graphflow_ids"
 IDS_OFFSETS = "graphflow_id_offsets"
@@ -100,7 +101,7 @@ def load_graph(path: Path, index: int = 0) -> GraphData:
         info = json.loads(bytes(labels[META].numpy().tobytes()).decode())
     ids = ids_from_tensors(labels, g.num_nodes()) if len(graphs) == 1 else \
         NodeIds.identity(g.num_nodes())
-    for mask in ("train_mask", "val_mask", "test_mask"):
+    for mask in MASKS:
         if mask in g.ndata:
             g.ndata[mask] = g.ndata[mask].to(torch.bool)
     return GraphData(graph=g, ids=ids, name=info.get("name", path.stem),

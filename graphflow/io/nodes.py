@@ -31,8 +31,7 @@ from graphflow.errors import DataError
 from graphflow.io.delimited import read_delimited
 from graphflow.io.ids import Where, check_no_nulls, check_unique
 from graphflow.io.parquet import read_parquet, read_run_metadata
-
-MASKS = ("train_mask", "val_mask", "test_mask")
+from graphflow.io.split import MASKS
 PARQUET_SUFFIXES = (".parquet", ".pq")
 OnNan = Literal["error", "zero"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 import torch
 
 
-MASKS_NDATA = ("train_mask", "val_mask", "test_mask")
-"""The node data names of the three masks."""
+MASKS = ("train_mask", "val_mask", "test_mask")
+"""The node data names of the three masks (bool (N,)), the one list of them in graphflow."""
 
 
 @dataclass(frozen=True)
@@ -31,7 +31,7 @@ class SplitMasks:
     test: torch.Tensor
 
     def as_ndata(self) -> dict[str, torch.Tensor]:
-        return dict(zip(MASKS_NDATA, (self.train, self.val, self.test)))
+        return dict(zip(MASKS, (self.train, self.val, self.test)))
 
 
 def check_sizes(train: float | int, val: float | int, test: float | int,

@@ -11,11 +11,10 @@ import pyarrow.csv as pacsv
 
 from graphflow.components import Exporter, What
 from graphflow.context import RunContext
-from graphflow.errors import DataError
 from graphflow.io.atomic import atomic_path
 from graphflow.io.delimited import delimiter_char
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import artifact_table, graph_tables, stage_label
+from graphflow_plugins.exporters.tables import artifact_table, graph_tables
 
 EDGES_CSV = "edges.csv"
 NODES_CSV = "nodes.csv"
@@ -50,21 +49,17 @@ class CsvExporter(Exporter):
     name = "csv"
     summary = "CSV with header: ids + one column per dimension, predictions, or the graph"
     suffix = ".csv"
-    graph_is_folder = True
+    graph_files = (EDGES_CSV, NODES_CSV)
     Options = CsvExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
         path = self.target(ctx)
-        section = stage_label(ctx)
         if o.what == "graph":
-            if path.is_file():
-                raise DataError(f'{path} is a file; for what = "graph" the path is a folder '
-                                f"that will hold {EDGES_CSV} and {NODES_CSV}")
             edges, nodes = graph_tables(ctx.graph(), o.ids)
             return [self._write(path / EDGES_CSV, flat(edges)),
                     self._write(path / NODES_CSV, flat(nodes))]
-        return [self._write(path, flat(artifact_table(ctx, o.what, section, o.ids)))]
+        return [self._write(path, flat(artifact_table(ctx, o.what, o.ids)))]
 
     def _write(self, path: Path, table: pa.Table) -> Path:
         options = pacsv.WriteOptions(delimiter=delimiter_char(self.options.delimiter))

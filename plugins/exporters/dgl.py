@@ -9,7 +9,7 @@ from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.io.dglfile import save_graph
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import node_artifact, stage_label
+from graphflow_plugins.exporters.tables import node_artifact
 
 
 @dataclass
@@ -35,6 +35,5 @@ class DglExporter(Exporter):
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
         path = self.target(ctx)
-        section = stage_label(ctx)
-        extra = None if o.what == "graph" else {o.what: node_artifact(ctx, o.what, section)}
+        extra = None if o.what == "graph" else {o.what: node_artifact(ctx, o.what)}
         return [save_graph(path, ctx.graph(), extra)]

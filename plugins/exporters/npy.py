@@ -11,7 +11,7 @@ from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.io.atomic import atomic_path
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import node_artifact, node_ids, stage_label
+from graphflow_plugins.exporters.tables import node_artifact
 
 
 @dataclass
@@ -55,10 +55,9 @@ class NpyExporter(Exporter):
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
         path = self.target(ctx)
-        section = stage_label(ctx)
-        written = [save_npy(path, node_artifact(ctx, o.what, section).numpy())]
+        written = [save_npy(path, node_artifact(ctx, o.what).numpy())]
         if o.ids:
-            ids = node_ids(ctx.graph(), True).to_numpy(zero_copy_only=False)
+            ids = ctx.graph().ids.to_arrow().to_numpy(zero_copy_only=False)
             if ids.dtype == object:
                 ids = ids.astype(np.str_)
             written.append(save_npy(ids_path(path), ids))

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from graphflow.components import Exporter, What
 from graphflow.context import RunContext
-from graphflow.errors import DataError
 from graphflow.io.parquet import EDGES_FILE, NODES_FILE, run_metadata, write_parquet
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import artifact_table, graph_tables, run_info, stage_label
+from graphflow_plugins.exporters.tables import artifact_table, graph_tables, run_info
 
 
 @dataclass
@@ -44,22 +43,18 @@ class ParquetExporter(Exporter):
     name = "parquet"
     summary = "Parquet: ids + vectors / predictions, or the graph (edges + nodes tables)"
     suffix = ".parquet"
-    graph_is_folder = True
+    graph_files = (EDGES_FILE, NODES_FILE)
     Options = ParquetExportOptions
 
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
         path = self.target(ctx)
-        section = stage_label(ctx)
         metadata = run_metadata(run_info(ctx, o.what, o.ids))
         if o.what == "graph":
-            if path.is_file():
-                raise DataError(f'{path} is a file; for what = "graph" the path is a folder '
-                                f"that will hold {EDGES_FILE} and {NODES_FILE}")
             edges, nodes = graph_tables(ctx.graph(), o.ids)
             return [write_parquet(path / EDGES_FILE, edges, metadata=metadata,
                                   row_group_size=o.row_group_size),
                     write_parquet(path / NODES_FILE, nodes, metadata=metadata,
                                   row_group_size=o.row_group_size)]
-        table = artifact_table(ctx, o.what, section, o.ids)
+        table = artifact_table(ctx, o.what, o.ids)
         return [write_parquet(path, table, metadata=metadata, row_group_size=o.row_group_size)]

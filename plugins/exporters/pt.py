@@ -14,7 +14,7 @@ from graphflow.context import RunContext
 from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import node_artifact, run_info, stage_label
+from graphflow_plugins.exporters.tables import node_artifact, run_info
 
 
 @dataclass
@@ -49,7 +49,6 @@ class PtExporter(Exporter):
     def export(self, ctx: RunContext) -> list[Path]:
         o = self.options
         path = self.target(ctx)
-        section = stage_label(ctx)
         data = ctx.graph()
         payload: dict[str, Any] = {"what": o.what, "info": run_info(ctx, o.what, o.ids)}
         if o.what == "graph":
@@ -58,7 +57,7 @@ class PtExporter(Exporter):
             payload.update(src=src, dst=dst, num_nodes=g.num_nodes(), ndata=dict(g.ndata),
                            edata=dict(g.edata), meta=_plain(data.meta))
         else:
-            payload[o.what] = node_artifact(ctx, o.what, section)
+            payload[o.what] = node_artifact(ctx, o.what)
         if o.ids:
             payload["ids"] = ids_value(data)
         with atomic_path(path) as tmp:

@@ -24,9 +24,12 @@ import torch
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
+from graphflow.io.split import MASKS
 from graphflow.record import package_versions
 
 VECTOR_COLUMNS = {"embeddings": "embedding", "logits": "logits"}
+NODE_COLUMNS = ("feat", "label", *MASKS)
+"""The node table's first data columns, in this order; other node data follow by name."""
 
 
 def node_ids(data: GraphData, original: bool) -> pa.Array:
@@ -60,15 +63,17 @@ def stage_label(ctx: RunContext) -> str:
     return f"[{ctx.stage.section}] {ctx.stage.type}" if ctx.stage else "[export]"
 
 
-def node_artifact(ctx: RunContext, what: str, section: str) -> torch.Tensor:
-    """A per-node artifact on the CPU, checked against the graph's node count."""
+def node_artifact(ctx: RunContext, what: str) -> torch.Tensor:
+    """A per-node artifact on the CPU, checked against the graph's node count; messages name
+    the running exporter (:func:`stage_label`)."""
+    section = stage_label(ctx)
     value = ctx.artifacts.require(what, section=section)
     tensor = value.detach().cpu()
     n = ctx.graph().num_nodes
     if tensor.shape[0] != n:
         raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but the "
-                          f"graph has {n} nodes (did a transform change the graph after "
-                          f"training?)")
+                          f"graph has {n} nodes; the task that made it must return one row per "
+                          f"node")
     return tensor
 
 
@@ -109,16 +114,16 @@ def predictions_table(ids: pa.Array, predictions: torch.Tensor, logits: torch.Te
     return pa.table(columns)
 
 
-def artifact_table(ctx: RunContext, what: str, section: str, original_ids: bool) -> pa.Table:
+def artifact_table(ctx: RunContext, what: str, original_ids: bool) -> pa.Table:
     """The table of a per-node artifact (embeddings, logits or predictions)."""
     data = ctx.graph()
     ids = node_ids(data, original_ids)
     if what == "predictions":
         logits = ctx.artifacts.logits
-        return predictions_table(ids, node_artifact(ctx, what, section),
+        return predictions_table(ids, node_artifact(ctx, what),
                                  None if logits is None else logits.detach().cpu(),
                                  data.meta.get("classes"))
-    return vectors_table(ids, node_artifact(ctx, what, section), what)
+    return vectors_table(ids, node_artifact(ctx, what), what)
 
 
 def graph_tables(data: GraphData, original_ids: bool) -> tuple[pa.Table, pa.Table]:
@@ -134,8 +139,8 @@ def graph_tables(data: GraphData, original_ids: bool) -> tuple[pa.Table, pa.Tabl
 
 
 def _node_order(item: tuple[str, torch.Tensor]) -> tuple[int, str]:
-    order = {"feat": 0, "label": 1, "train_mask": 2, "val_mask": 3, "test_mask": 4}
-    return order.get(item[0], 5), item[0]
+    name = item[0]
+    return (NODE_COLUMNS.index(name) if name in NODE_COLUMNS else len(NODE_COLUMNS)), name
 
 
 def _column(t: torch.Tensor) -> pa.Array:

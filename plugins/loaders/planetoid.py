@@ -26,6 +26,7 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
 from graphflow.graph import GraphData, NodeIds
+from graphflow.io.split import MASKS
 from graphflow.options import option
 
 T = TypeVar("T")
@@ -153,7 +154,7 @@ class PlanetoidLoader(Loader):
         g = dataset[0]
         if o.remove_self_loops:
             g = dgl.remove_self_loop(g)
-        for mask in ("train_mask", "val_mask", "test_mask"):
+        for mask in MASKS:
             g.ndata[mask] = g.ndata[mask].to(torch.bool)
         g.ndata["label"] = g.ndata["label"].to(torch.int64)
         g.ndata["feat"] = g.ndata["feat"].to(torch.float32)

@@ -8,7 +8,7 @@ from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
-from graphflow.io.split import MASKS_NDATA, check_sizes, stratified_split
+from graphflow.io.split import MASKS, check_sizes, stratified_split
 from graphflow.options import option
 
 
@@ -44,7 +44,7 @@ class Split(Transform):
     def apply(self, data: GraphData, ctx: RunContext) -> GraphData:
         o = self.options
         g = data.graph
-        present = [m for m in MASKS_NDATA if m in g.ndata]
+        present = [m for m in MASKS if m in g.ndata]
         if present and not o.overwrite:
             ctx.info(f"split: keeping the graph's own {', '.join(present)} "
                      f"(set overwrite = true to replace them)")

@@ -2,6 +2,7 @@
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pyarrow as pa
@@ -10,11 +11,12 @@ import pytest
 import torch
 
 from graphflow.config import load_config
+from graphflow.context import Artifacts, Stage
 from graphflow.errors import ConfigError, DataError
 from graphflow.manager import create_host
 from graphflow.record import package_versions
 from graphflow.runner import run_pipeline
-from graphflow_plugins.exporters.tables import predictions_table
+from graphflow_plugins.exporters.tables import node_artifact, predictions_table
 
 ROOT = Path(__file__).resolve().parents[3]
 EXAMPLE = ROOT / "examples" / "edgelist_gcn.toml"
@@ -144,10 +146,37 @@ def test_missing_artifact_and_unwritable_folder(run_toml, tmp_path):
     with pytest.raises(DataError, match=r"\[export.0\] parquet: cannot create output folder "
                                         r".*blocker/sub/g: Not a directory"):
         run_toml(base + 'what = "graph"\npath = "blocker/sub/g"\n')
-    with pytest.raises(DataError, match=r"blocker is a file; for what = \"graph\" the path is "
-                                        r"a folder"):
+    with pytest.raises(DataError, match=r"\[export.0\] parquet: .*blocker is a file; for what = "
+                                        r"\"graph\" the path is a folder that will hold "
+                                        r"edges.parquet and nodes.parquet$"):
         run_toml(base + 'what = "graph"\npath = "blocker"\n')
+    with pytest.raises(DataError, match=r"\[export.0\] csv: .*blocker is a file; for what = "
+                                        r"\"graph\" the path is a folder that will hold "
+                                        r"edges.csv and nodes.csv$"):
+        run_toml(base.replace('"parquet"', '"csv"') + 'what = "graph"\npath = "blocker"\n')
     with pytest.raises(ConfigError, match=r'npy writes embeddings, predictions or logits; for '
                                           r'what = "graph" use type = "parquet"'):
         run_toml(base.replace('"parquet"', '"npy"') + 'what = "graph"\npath = "g.npy"\n')
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith("partial")) == []
+
+
+def test_bad_exporter_options_are_named(run_toml, tmp_path):
+    (tmp_path / "e.txt").write_text("a b\n")
+    base = '[load]\ntype = "edgelist"\npath = "e.txt"\n[[export]]\nwhat = "graph"\n'
+    with pytest.raises(ConfigError, match=r'delimiter = "auto" only makes sense when reading; '
+                                          r'use "comma", "tab", "space" or one character'):
+        run_toml(base + 'type = "csv"\ndelimiter = "auto"\n')
+    with pytest.raises(ConfigError, match=r"row_group_size = 0: must be >= 1"):
+        run_toml(base + 'type = "parquet"\nrow_group_size = 0\n')
+
+
+def test_an_artifact_of_the_wrong_length_is_named(tiny_graph):
+    ctx = SimpleNamespace(stage=Stage("export.0", "exporter", "npy", "graphflow"),
+                          artifacts=Artifacts(embeddings=torch.zeros(5, 2)),
+                          graph=lambda: tiny_graph)
+    with pytest.raises(ConfigError, match=r"^\[export.0\] npy: the embeddings artifact has 5 rows "
+                                          r"but the graph has 6 nodes; the task that made it "
+                                          r"must return one row per node$"):
+        node_artifact(ctx, "embeddings")
+    ctx.artifacts.embeddings = torch.ones(6, 2)
+    assert torch.equal(node_artifact(ctx, "embeddings"), torch.ones(6, 2))

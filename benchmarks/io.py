@@ -5,15 +5,15 @@ The input is a generated TSV of R-MAT edges (power-law degrees) whose node ids a
 with string ids mapped to ``0..N-1``:
 
 * graphflow: a pipeline whose ``[load]`` is ``edgelist`` (directed, tab) run through the real
-  runner; we time its load stage (pyarrow's multithreaded CSV reader, ``dictionary_encode``
-  over the id columns, ``dgl.graph``).
+  runner; we time its load stage (pyarrow's multithreaded CSV reader, the ids factorized as
+  fixed-width integer keys (``graphflow.io.factorize``), ``dgl.graph``).
 * pandas: ``pd.read_csv`` (defaults: C engine) + ``pd.factorize`` over sources and targets
   + ``dgl.graph``.
 
 After ``--warmup`` untimed runs of each, the two alternate run by run in one process (noise
 from other processes hits both alike); we report the median wall time and edges/s of each,
 their ratio, the CPU time each used (all threads), and each peer's peak resident memory above
-the process's baseline while it runs (sampled every 2 ms).
+the process's baseline while it runs (sampled every 10 ms).
 
     python benchmarks/io.py [--quick] [--edges E] [--nodes N] [--repeats R] [--keep DIR]
     python benchmarks/io.py --rmat [--quick]    # the synthetic loader's generator instead
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import os
 import resource
 import statistics
 import sys
@@ -56,6 +55,7 @@ import torch  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.config import load_config  # noqa: E402
 from graphflow.generate import rmat  # noqa: E402
+from graphflow.io.atomic import atomic_path  # noqa: E402
 from graphflow.manager import create_host  # noqa: E402
 from graphflow.runner import run_pipeline  # noqa: E402
 
@@ -110,10 +110,9 @@ def write_tsv(path: Path, nodes: int, edges: int, seed: int) -> None:
     names = pc.binary_join_element_wise("u", pc.cast(pa.array(np.arange(nodes)), pa.string()), "")
     table = pa.table({"src": names.take(pa.array(gen.src.numpy())),
                       "dst": names.take(pa.array(gen.dst.numpy()))})
-    tmp = path.with_suffix(".partial")
-    pacsv.write_csv(table, tmp, pacsv.WriteOptions(include_header=False, delimiter="\t",
-                                                   quoting_style="none"))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        pacsv.write_csv(table, tmp, pacsv.WriteOptions(include_header=False, delimiter="\t",
+                                                       quoting_style="none"))
 
 
 def graphflow_peer(tsv: Path, workdir: Path) -> Callable[[], tuple[dgl.DGLGraph, float]]:

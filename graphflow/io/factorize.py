@@ -4,9 +4,9 @@ pyarrow's ``dictionary_encode`` hashes variable-length strings: every row costs 
 string held elsewhere in memory and, on a hit, a comparison against the dictionary's copy,
 so on millions of rows it is cache-miss bound. Node ids are usually short (``u123456``,
 ``user_0042``), so we turn each id into a fixed-width key first: its bytes zero-padded to
-``w`` = the longest id rounded up to 8 bytes, read straight out of Arrow's data buffer as
-little-endian words (a strided numpy view and one gather per word, no per-row work in
-Python), and hash those as ``uint64`` (``w = 8``) or ``fixed_size_binary(w)``: exact, and
+``w`` = the longest id rounded up to 8 bytes, gathered from a zero-padded copy of Arrow's data
+buffer as little-endian words (a strided numpy view and one gather per word, no per-row work
+in Python), and hash those as ``uint64`` (``w = 8``) or ``fixed_size_binary(w)``: exact, and
 about twice as fast. The uniques are turned back into strings by dropping the padding.
 Ids with a NUL byte, or longer than :data:`MAX_KEY_BYTES`, fall back to hashing the strings.
 """
@@ -89,12 +89,15 @@ _MASKS = np.array([(1 << (8 * i)) - 1 for i in range(8)] + [(1 << 64) - 1], dtyp
 
 
 def _block_keys(block: pa.Array, words: int) -> np.ndarray | None:
-    """(n, words) little-endian uint64: each id's bytes, zero-padded, read in place, or None
-    when an id holds a NUL byte (dropping the padding would change it).
+    """(n, words) little-endian uint64: each id's bytes, zero-padded, or None when an id
+    holds a NUL byte (dropping the padding would change it).
 
     The data buffer is viewed as overlapping 8-byte words at every byte offset (a strided
-    view, no copy), so word ``j`` of id ``i`` is one gather at ``offsets[i] + 8 j``, masked
-    to the id's remaining length.
+    view), so word ``j`` of id ``i`` is one gather at ``offsets[i] + 8 j``, masked to the
+    id's remaining length. The last ids' words would run past the buffer's end and Arrow
+    buffers (those of pyarrow's CSV reader included) have no spare bytes there, so unless the
+    buffer goes on past the block (a slice), its bytes are copied first with ``8 * words`` zero
+    bytes appended: one ``memcpy`` per block.
     """
     n = len(block)
     offsets = np.frombuffer(block.buffers()[1], dtype=_offset_type(block.type))

@@ -17,8 +17,9 @@ from dataclasses import dataclass
 
 import torch
 
+from graphflow.train.metrics import accuracy, f1_macro, f1_micro
 from graphflow.walks.logreg import LogisticRegression
-from graphflow.walks.metrics import accuracy, f1_scores, roc_auc
+from graphflow.walks.metrics import roc_auc
 
 L2_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 """Candidate L2 penalties (features are standardised, so one grid fits most embeddings)."""
@@ -97,7 +98,7 @@ def choose_l2(x: torch.Tensor, y: torch.Tensor, train: torch.Tensor, val: torch.
         f1 = loss = 0.0
         for tr, te in splits:
             clf = _fit(x[tr], y[tr], l2)
-            f1 += f1_scores(_predict(clf, x[te], y[te]), y[te], num_classes)[0] * te.numel()
+            f1 += f1_micro(_predict(clf, x[te], y[te]), y[te], num_classes) * te.numel()
             loss += _log_loss(clf, x[te], y[te]) * te.numel()
         key = (round(f1, 9), -loss)
         if key > best_key:
@@ -118,6 +119,9 @@ def classify(embeddings: torch.Tensor, labels: torch.Tensor, train: torch.Tensor
     :param labels: int64 (N,) classes or float (N, C) 0/1 labels.
     :param train: / :param test: / :param val: int64 node indices.
     :param l2: the penalty, or None to pick one by validation (see :func:`choose_l2`).
+    :param num_classes: ``C``; default: the labels' width or largest class + 1. Macro-F1
+        averages over all ``C`` classes, a class with no true and no predicted test node
+        scoring 0 (:func:`graphflow.train.metrics.f1_macro`, as ``node_classification``).
     """
     x = embeddings.double()
     if num_classes is None:
@@ -125,10 +129,11 @@ def classify(embeddings: torch.Tensor, labels: torch.Tensor, train: torch.Tensor
     if l2 is None:
         l2 = choose_l2(x, labels, train, val, num_classes, generator)
     pred = _predict(_fit(x[train], labels[train], l2), x[test], labels[test])
-    micro, macro = f1_scores(pred, labels[test], num_classes)
-    return ClassificationResult(accuracy=accuracy(pred, labels[test]), micro_f1=micro,
-                                macro_f1=macro, l2=l2, train_size=int(train.numel()),
-                                test_size=int(test.numel()))
+    true = labels[test]
+    return ClassificationResult(accuracy=accuracy(pred, true),
+                                micro_f1=f1_micro(pred, true, num_classes),
+                                macro_f1=f1_macro(pred, true, num_classes), l2=l2,
+                                train_size=int(train.numel()), test_size=int(test.numel()))
 
 
 def cosine_scores(embeddings: torch.Tensor, pairs: torch.Tensor) -> torch.Tensor:

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from graphflow.walks.evaluate import choose_l2, classify, link_auc, random_split
+from graphflow.walks.logreg import LogisticRegression
 
 
 def clustered(n=200, classes=4, dim=8, noise=0.6, seed=0):
@@ -21,6 +23,8 @@ def test_random_split_is_a_seeded_partition():
     assert sorted(torch.cat([a, b]).tolist()) == list(range(10, 30))
     again = random_split(nodes, 0.25, torch.Generator().manual_seed(0))
     assert torch.equal(a, again[0])
+    with pytest.raises(ValueError, match=r"train_fraction must lie in \(0, 1\), got 1.0"):
+        random_split(nodes, 1.0)
 
 
 def test_classify_clustered_embeddings():
@@ -29,6 +33,22 @@ def test_classify_clustered_embeddings():
     r = classify(x, y, train, test, generator=torch.Generator().manual_seed(0))
     assert r.accuracy > 0.95 and r.micro_f1 == r.accuracy and 0.9 < r.macro_f1 <= 1.0
     assert r.train_size == 100 and r.test_size == 100
+
+
+def test_macro_f1_averages_over_all_classes_as_node_classification():
+    # Class 3 has no test node and (well separated) is never predicted there: it scores 0 and
+    # still counts, as in graphflow.train.metrics.f1_macro (sklearn: labels = all classes).
+    metrics = pytest.importorskip("sklearn.metrics")
+    x, y = clustered()
+    train = torch.arange(100)
+    test = 100 + (y[100:] != 3).nonzero().squeeze(1)
+    r = classify(x, y, train, test, l2=0.1, num_classes=4)
+    pred = LogisticRegression(l2=0.1).fit(x[train].double(), y[train]).predict(x[test].double())
+    assert 3 not in pred.tolist() and 3 not in y[test].tolist()
+    assert r.macro_f1 == pytest.approx(metrics.f1_score(y[test], pred, labels=range(4),
+                                                        average="macro", zero_division=0))
+    assert r.macro_f1 <= 0.75 < metrics.f1_score(y[test], pred, average="macro")
+    assert r.micro_f1 == pytest.approx(metrics.accuracy_score(y[test], pred)) == r.accuracy
 
 
 def test_penalty_is_chosen_without_looking_at_the_test_nodes():

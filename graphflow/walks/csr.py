@@ -15,6 +15,7 @@ import torch
 
 from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
+from graphflow.sampling.rows import pointers
 from graphflow.walks.edgeset import EdgeSet
 
 
@@ -45,19 +46,9 @@ class WalkGraph:
     def device(self) -> torch.device:
         return self.indices.device
 
-    @property
-    def weighted(self) -> bool:
-        return self.cumweight is not None
-
     def out_degrees(self) -> torch.Tensor:
         """int64 (N,) out-degree of each node."""
         return self.indptr[1:] - self.indptr[:-1]
-
-    def out_strength(self) -> torch.Tensor:
-        """float64 (N,) summed out-weight (the out-degree when unweighted)."""
-        if self.cumweight is None:
-            return self.out_degrees().double()
-        return self.cumweight[self.indptr[1:]] - self.cumweight[self.indptr[:-1]]
 
     def in_strength(self) -> torch.Tensor:
         """float64 (N,) summed in-weight (the in-degree when unweighted)."""
@@ -106,47 +97,29 @@ class WalkGraph:
 
 
 def from_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int,
-               weight: torch.Tensor | None = None, *, where: str = "graph") -> WalkGraph:
+               weight: torch.Tensor | None = None) -> WalkGraph:
     """Build a :class:`WalkGraph` from COO edges (any order, duplicates kept as multi-edges).
 
-    :param weight: float (E,) non-negative finite edge weights, or None.
-    :param where: names the data in error messages (e.g. ``edata["weight"]``).
+    :param src: / :param dst: int (E,) node ids in ``[0, num_nodes)``.
+    :param weight: float (E,) edge weights, already checked finite and >= 0 (as
+        :func:`graphflow.sampling.csc.edge_weights` returns them), or None.
+    :raises DataError: when a node id lies outside ``[0, num_nodes)``.
     """
     src, dst = src.to(torch.int64), dst.to(torch.int64)
-    key = src * num_nodes + dst  # (E,)
-    order = torch.argsort(key)
+    if src.numel():
+        for name, ids in (("source", src), ("destination", dst)):
+            lo, hi = int(ids.min()), int(ids.max())
+            if lo < 0 or hi >= num_nodes:
+                raise DataError(f"walk graph: edge {name} id {lo if lo < 0 else hi} is out of "
+                                f"range for {num_nodes} nodes (ids must lie in [0, {num_nodes}))")
+    if weight is not None and weight.shape != src.shape:
+        raise ValueError(f"from_edges: expected one weight per edge, shape {tuple(src.shape)}, "
+                         f"got {tuple(weight.shape)}")
+    order = torch.argsort(src * num_nodes + dst)  # (E,) row-major
     src, dst = src[order], dst[order]
-    counts = torch.bincount(src, minlength=num_nodes)  # (N,)
-    indptr = torch.zeros(num_nodes + 1, dtype=torch.int64, device=src.device)
-    torch.cumsum(counts, 0, out=indptr[1:])
+    indptr = pointers(torch.bincount(src, minlength=num_nodes))  # (N + 1,)
     cumweight = None
     if weight is not None:
-        w = weight.to(torch.float64)
-        if w.dim() != 1 or w.numel() != key.numel():
-            raise DataError(f"{where}: expected one weight per edge, shape ({key.numel()},), "
-                            f"got {tuple(weight.shape)}")
-        if not bool(torch.isfinite(w).all()):
-            raise DataError(f"{where}: edge weights must be finite; found NaN or inf "
-                            f"(first at edge {int((~torch.isfinite(w)).nonzero()[0])})")
-        if bool((w < 0).any()):
-            raise DataError(f"{where}: edge weights must be >= 0 for random walks; found "
-                            f"{int((w < 0).sum())} negative (first at edge "
-                            f"{int((w < 0).nonzero()[0])})")
-        cumweight = torch.zeros(key.numel() + 1, dtype=torch.float64, device=src.device)
-        torch.cumsum(w[order], 0, out=cumweight[1:])
+        cumweight = torch.zeros(src.numel() + 1, dtype=torch.float64, device=src.device)
+        torch.cumsum(weight.to(torch.float64)[order], 0, out=cumweight[1:])
     return WalkGraph(indptr=indptr, indices=dst, cumweight=cumweight, num_nodes=num_nodes)
-
-
-def from_dgl(graph: dgl.DGLGraph, weight: str | None = None) -> WalkGraph:
-    """The out-edge CSR of a homogeneous DGLGraph (CPU), weighted by ``edata[weight]`` if given."""
-    src, dst = graph.edges()
-    w = None
-    if weight is not None:
-        if weight not in graph.edata:
-            have = ", ".join(sorted(graph.edata.keys())) or "none"
-            raise DataError(f'edge data "{weight}" not found on the graph (edge data: {have}); '
-                            f"set weight to one of them or leave it out for unweighted walks")
-        w = graph.edata[weight]
-        if w.dim() == 2 and w.shape[1] == 1:
-            w = w[:, 0]
-    return from_edges(src, dst, graph.num_nodes(), w, where=f'edata["{weight}"]')

@@ -18,6 +18,7 @@ from graphflow.components import Sampler
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.options import option
+from graphflow.sampling.csc import edge_weights
 from graphflow.sampling.sampler import intra_op_threads
 from graphflow.walks.csr import WalkGraph, from_edges
 from graphflow.walks.holdout import hold_out_edges
@@ -99,18 +100,7 @@ class WalkSampler(Sampler):
         o = self.options
         g = data.graph
         src, dst = g.edges()
-        weight = None
-        if o.weight is not None:
-            if o.weight not in g.edata:
-                have = ", ".join(sorted(g.edata.keys())) or "none"
-                raise DataError(f'weight = "{o.weight}": the graph has no such edge data '
-                                f"(edge data: {have}); name one of them or leave weight out")
-            weight = g.edata[o.weight]
-            if weight.dim() == 2 and weight.shape[1] == 1:
-                weight = weight[:, 0]
-            if weight.dim() != 1:
-                raise DataError(f'weight = "{o.weight}": expected one number per edge, got '
-                                f"shape {tuple(weight.shape)}")
+        weight = None if o.weight is None else edge_weights(g, o.weight)  # float32 (E,)
         heldout = None
         if o.holdout_edges > 0:
             seed = o.holdout_seed if o.holdout_seed is not None else torch.initial_seed()
@@ -120,9 +110,8 @@ class WalkSampler(Sampler):
                 raise DataError(f"holdout_edges = {o.holdout_edges}: no edge could be held out "
                                 f"({g.num_edges()} edges, and none may isolate a node)")
             src, dst, weight, heldout = split.src, split.dst, split.weight, split.pairs
-        where = f'edata["{o.weight}"]'
         with intra_op_threads(o.threads):
-            walk_graph = from_edges(src, dst, g.num_nodes(), weight, where=where).to(device)
+            walk_graph = from_edges(src, dst, g.num_nodes(), weight).to(device)
             p, q = self._pq()
             if o.backend == "graphflow" and not (p == 1.0 and q == 1.0):
                 walk_graph.with_edge_set()

@@ -69,13 +69,16 @@ def test_same_generator_seed_same_walks(backend):
     assert torch.equal(runs[0], runs[1]) and not torch.equal(runs[0], runs[2])
 
 
+@pytest.mark.parametrize("column", [False, True])
 @pytest.mark.parametrize("backend", ["graphflow", "dgl"])
-def test_weight_option_uses_the_named_edge_data(backend):
+def test_weight_option_uses_the_named_edge_data(backend, column):
     # Ring with weight 0 on the edges 0 <-> 1: walks from 0 must go to 9.
     n = 6
     w = torch.ones(2 * n)
     w[0] = 0.0  # 0 -> 1
     w[n] = 0.0  # 1 -> 0
+    if column:  # (E, 1) edge data reads as (E,)
+        w = w.unsqueeze(1)
     sampler = DeepWalkSampler(WalkOptions(walk_length=1, weight="w", backend=backend))
     prepared = sampler.prepare(ring(n, w), torch.device("cpu"))
     walks = sampler.sample(prepared, torch.zeros(500, dtype=torch.int64),
@@ -85,16 +88,37 @@ def test_weight_option_uses_the_named_edge_data(backend):
 
 def test_missing_weight_is_a_data_error_naming_the_choices():
     sampler = Node2VecSampler(Node2VecOptions(weight="score"))
-    with pytest.raises(DataError, match=r'weight = "score": the graph has no such edge data '
-                                        r"\(edge data: w\)"):
+    with pytest.raises(DataError, match=r'weight = "score": the graph has no edge data "score" '
+                                        r"\(edge data: w\); load edge weights or drop the "
+                                        r"weight option"):
         sampler.prepare(ring(5, torch.ones(10)), torch.device("cpu"))
 
 
-def test_negative_weight_is_a_data_error():
+def _bad(value, at=3):
     w = torch.ones(10)
-    w[3] = -1.0
-    with pytest.raises(DataError, match=r'edata\["w"\]: edge weights must be >= 0'):
-        DeepWalkSampler(WalkOptions(weight="w")).prepare(ring(5, w), torch.device("cpu"))
+    w[at] = value
+    return w
+
+
+@pytest.mark.parametrize("weights,message", [
+    (_bad(-1.0), r'weight = "w": edge 3 has weight -1.0; sampling weights must be finite '
+                 r"and >= 0"),
+    (_bad(float("nan"), at=0), r'weight = "w": edge 0 has weight nan; sampling weights'),
+    (torch.ones(10, dtype=torch.bool), r'weight = "w": expected one number per edge, got '
+                                       r"shape \(10,\)"),
+    (torch.ones(10, 2), r'weight = "w": expected one number per edge, got shape \(10, 2\)'),
+])
+def test_bad_weights_are_data_errors_naming_the_option(weights, message):
+    with pytest.raises(DataError, match=message):
+        DeepWalkSampler(WalkOptions(weight="w")).prepare(ring(5, weights), torch.device("cpu"))
+
+
+def test_holdout_that_can_remove_nothing_says_so():
+    g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=2)
+    data = GraphData(graph=g, ids=NodeIds.identity(2), name="pair")
+    with pytest.raises(DataError, match=r"holdout_edges = 0.5: no edge could be held out "
+                                        r"\(2 edges, and none may isolate a node\)"):
+        DeepWalkSampler(WalkOptions(holdout_edges=0.5)).prepare(data, torch.device("cpu"))
 
 
 def test_holdout_removes_pairs_both_ways_and_keeps_them():
@@ -122,6 +146,7 @@ def test_sample_needs_what_prepare_returned():
     ('type = "node2vec"\nq = -1.5', r"q = -1.5: must be a finite number > 0"),
     ('type = "deepwalk"\nwalk_length = 0', r"walk_length = 0: must be >= 1"),
     ('type = "deepwalk"\nholdout_edges = 1.0', r"holdout_edges = 1.0: must lie in \[0, 1\)"),
+    ('type = "deepwalk"\nthreads = -1', r"sample\] deepwalk: threads = -1: must be >= 0"),
     ('type = "deepwalk"\np = 0.5', r"sample.p: unknown option for 'deepwalk'"),
     ('type = "node2vec"\nbackend = "pyg"', r'sample.backend: expected "graphflow" \| "dgl"'),
 ])

@@ -111,7 +111,3 @@ class EdgeSet:
         out.bits, out.mask, out.max_probe = self.bits, self.mask, self.max_probe
         out.table, out.values = self.table.to(device), self.values.to(device)
         return out
-
-    @property
-    def nbytes(self) -> int:
-        return self.table.numel() * 8 + self.values.numel() * 4

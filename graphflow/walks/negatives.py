@@ -33,7 +33,6 @@ class UnigramTable:
             w = torch.ones(n, dtype=torch.float64, device=device)
         if size is None:
             size = 1 << min(26, max(16, (16 * n - 1).bit_length()))
-        self.probs = (w / w.sum()).float()  # (N,)
         exact = w / w.sum() * size
         counts = exact.floor().long()
         short = size - int(counts.sum())

@@ -87,6 +87,35 @@ def _uniform(n: int, generator: torch.Generator | None, device: torch.device) ->
     return torch.rand(n, generator=generator, device=device, dtype=torch.float64)
 
 
+Rows = tuple[torch.Tensor, torch.Tensor, torch.Tensor | None, torch.Tensor]
+
+
+def _rows(graph: WalkGraph, cur: torch.Tensor) -> Rows:
+    """``(start, count, base, total)`` of the CSR rows of ``cur`` (int64 (W,)).
+
+    :returns: ``start`` int64 (W,) first edge of each row; ``count`` int64 (W,) row lengths;
+        ``base`` float64 (W,) ``cumweight[start]``, or None when unweighted; ``total`` float64
+        (W,) row out-strengths (the out-degree when unweighted).
+    """
+    start = graph.indptr.index_select(0, cur)  # (W,)
+    count = graph.indptr.index_select(0, cur + 1) - start  # (W,)
+    if graph.cumweight is None:
+        return start, count, None, count.double()
+    base = graph.cumweight.index_select(0, start)
+    return start, count, base, graph.cumweight.index_select(0, start + count) - base
+
+
+def _by_weight(graph: WalkGraph, target: torch.Tensor, start: torch.Tensor,
+               count: torch.Tensor) -> torch.Tensor:
+    """int64 (T,) edge positions whose weight interval holds ``target`` (float64 (T,)).
+
+    One ``searchsorted`` over the global ``cumweight``, clamped into ``[start, start + count)``
+    against float ties at a row's ends and zero-weight edges.
+    """
+    pos = torch.searchsorted(graph.cumweight, target, right=True) - 1
+    return torch.maximum(torch.minimum(pos, start + count - 1), start)
+
+
 def _propose(graph: WalkGraph, start: torch.Tensor, count: torch.Tensor, base: torch.Tensor | None,
              total: torch.Tensor, generator: torch.Generator | None) -> torch.Tensor:
     """One out-edge position per walker: uniform in ``[start, start + count)`` or by weight.
@@ -100,23 +129,13 @@ def _propose(graph: WalkGraph, start: torch.Tensor, count: torch.Tensor, base: t
     if base is None:
         offset = (r * count).long()  # floor; r < 1
         return start + torch.minimum(offset, count - 1)
-    target = base + r * total  # (W,) a point inside the row's weight interval
-    pos = torch.searchsorted(graph.cumweight, target, right=True) - 1
-    # Float ties at the row's edges and zero-weight edges: stay inside the row.
-    return torch.maximum(torch.minimum(pos, start + count - 1), start)
+    return _by_weight(graph, base + r * total, start, count)  # a point inside the row's interval
 
 
 def first_order_step(graph: WalkGraph, cur: torch.Tensor,
                      generator: torch.Generator | None) -> torch.Tensor:
     """One uniform (or weight-proportional) step from each of ``cur``: int64 (W,), -1 at dead ends."""
-    start = graph.indptr.index_select(0, cur)  # (W,)
-    count = graph.indptr.index_select(0, cur + 1) - start  # (W,)
-    if graph.cumweight is None:
-        base = None
-        total = count.double()
-    else:
-        base = graph.cumweight.index_select(0, start)
-        total = graph.cumweight.index_select(0, start + count) - base
+    start, count, base, total = _rows(graph, cur)
     live = total > 0  # (W,) walkers with somewhere to go
     if graph.num_edges == 0:
         return torch.full_like(cur, PAD)
@@ -143,15 +162,7 @@ def second_order_step(graph: WalkGraph, prev: torch.Tensor, cur: torch.Tensor, p
     ret_in = min(1.0 / p, height)  # part of the return edge under the envelope
     ret_out = max(1.0 / p - height, 0.0)  # outlier height above it
     sure = min(1.0, 1.0 / q)  # below this a non-return candidate is accepted unseen
-    start = graph.indptr.index_select(0, cur)  # (W,)
-    count = graph.indptr.index_select(0, cur + 1) - start
-    weighted = graph.cumweight is not None
-    if weighted:
-        base = graph.cumweight.index_select(0, start)
-        total = graph.cumweight.index_select(0, start + count) - base
-    else:
-        base = None
-        total = count.double()
+    start, count, base, total = _rows(graph, cur)
     outlier = torch.zeros_like(total)  # (W,) extra area of the return edge(s)
     if ret_out > 0:  # weight of the edges cur -> prev (their multiplicity when unweighted)
         _, w_back = graph.edges.lookup(cur * n + prev)
@@ -174,10 +185,8 @@ def second_order_step(graph: WalkGraph, prev: torch.Tensor, cur: torch.Tensor, p
         u = _uniform(t, generator, device) * area.index_select(0, walker)
         back = u < c_out  # landed in the outlier: return to prev
         v = (u - c_out).clamp(min=0) / height  # (T,) uniform on [0, total)
-        if weighted:
-            target = base.index_select(0, walker) + v
-            pos = torch.searchsorted(graph.cumweight, target, right=True) - 1
-            pos = torch.maximum(torch.minimum(pos, c_start + c_count - 1), c_start)
+        if base is not None:
+            pos = _by_weight(graph, base.index_select(0, walker) + v, c_start, c_count)
             y = _uniform(t, generator, device) * height
         else:
             offset = v.long()  # floor

@@ -121,8 +121,10 @@ class EmbeddingEvalTask(Task):
     Node classification: logistic regression (torch, L-BFGS, L2) on the embeddings of the
     training nodes (``train_mask`` / ``test_mask`` when the graph has them, else a seeded split
     with ``train_fraction``); multi-label graphs use one-vs-rest with top-k prediction (k = the
-    node's number of labels), as in the node2vec paper. Logs ``emb_test_acc``, ``emb_micro_f1``,
-    ``emb_macro_f1`` (and ``emb_l2``, the penalty used).
+    node's number of labels), as in the node2vec paper. Logs ``emb_test_acc``, ``emb_micro_f1``
+    and ``emb_macro_f1`` (macro over all classes, as ``node_classification``'s ``f1_macro``);
+    with masks also ``emb_l2``, the penalty used; with ``splits > 1`` also
+    ``emb_test_acc_std``.
 
     Link prediction (``link_prediction = true``): the walk sampler removed ``holdout_edges`` of
     the edges before walking; their cosine scores are ranked against as many sampled non-edges

@@ -68,12 +68,15 @@ class SkipGramTask(Task):
     """Skip-gram with negative sampling over random walks: DeepWalk / Node2Vec embeddings.
 
     Needs a ``node2vec`` or ``deepwalk`` ``[sample]``. Every epoch starts ``walks_per_node``
-    walks from every node (in a seeded random order), walks them in batches of the sampler's
-    ``batch_size`` on the run's device, and trains on each batch at once: context pairs,
-    word2vec's dynamic window, optional frequent-node subsampling and in-degree^0.75 noise
-    nodes are all made on the device from the walk tensor, scored as batched matrix products,
-    and applied as sparse SGD row updates (a row seen many times in a batch steps along a
-    multiple of its mean gradient). Padding after a dead end never forms a pair.
+    walks from every node (in a seeded random order) and walks them in batches of the sampler's
+    ``batch_size`` on the run's device. Each walk batch is then trained on in chunks of this
+    task's ``batch_size`` walks, one SGD update per chunk, the learning rate decayed linearly
+    chunk by chunk: context pairs, word2vec's dynamic window, optional frequent-node
+    subsampling and in-degree^0.75 noise nodes are all made on the device from the walk
+    tensor, scored as batched matrix products, and applied as sparse SGD row updates (a row
+    seen many times in a chunk steps along a multiple of its mean gradient). Padding after a
+    dead end never forms a pair. The walks, their order and the noise all come from one
+    generator seeded by ``seed``.
 
     Sets ``ctx.artifacts.embeddings`` (float32 (N, dim), CPU) for exporters and for later
     stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per

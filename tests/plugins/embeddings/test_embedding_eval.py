@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
-import pytest
+from types import SimpleNamespace
 
+import pytest
+import torch
+
+from graphflow.compat.dgl import dgl
 from graphflow.errors import ConfigError, DataError
+from graphflow.graph import GraphData, NodeIds
+from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 
 SBM = """
 [pipeline]
@@ -144,3 +150,24 @@ def test_eval_without_embeddings_names_the_missing_stage(run_toml):
 def test_bad_eval_options(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):
         run_toml(pipeline(), [override])
+
+
+def _ctx(num_nodes=6, **ndata):
+    g = dgl.graph((torch.arange(num_nodes - 1), torch.arange(1, num_nodes)), num_nodes=num_nodes)
+    g.ndata.update(ndata)
+    data = GraphData(graph=g, ids=NodeIds.identity(num_nodes), name="path")
+    return SimpleNamespace(graph=lambda: data, seed=0, sampler_graph=None,
+                           log_metrics=lambda **_: None, info=lambda _: None)
+
+
+@pytest.mark.parametrize("rows,ndata,message", [
+    (5, {}, r"embeddings have 5 rows but the graph has 6 nodes; the graph changed"),
+    (6, {"label": torch.tensor([0, 1, 0, 1, 0, 1]), "train_mask": torch.zeros(6, dtype=bool),
+         "test_mask": torch.ones(6, dtype=bool)},
+     r"train_mask/test_mask select 0/6 labelled nodes; both need at least one"),
+    (6, {"label": torch.tensor([0, -1, -1, -1, -1, -1])},
+     r"1 labelled node\(s\); node classification needs at least 2"),
+])
+def test_evaluation_data_errors(rows, ndata, message):
+    with pytest.raises(DataError, match=message):
+        evaluate_embeddings(_ctx(**ndata), torch.zeros(rows, 4), EvalOptions())

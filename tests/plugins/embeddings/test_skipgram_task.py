@@ -127,6 +127,8 @@ def test_skipgram_without_sample_section_is_refused_at_validation(run_toml):
     ("train.0.lr=-0.1", r"lr = -0.1: must be > 0"),
     ("train.0.subsample=-1", r"subsample = -1.0: must be >= 0"),
     ("train.0.window=1.5", r"train.0.window: expected int, got 1.5"),
+    ("train.0.eval_train_fraction=1.0", r"eval_train_fraction = 1.0: must lie in \(0, 1\)"),
+    ("train.0.threads=-1", r"threads = -1: must be >= 0"),
 ])
 def test_bad_skipgram_options(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):

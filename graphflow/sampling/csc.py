@@ -161,8 +161,8 @@ def edge_weights(graph: dgl.DGLGraph, name: str) -> torch.Tensor:
     if w.dim() == 2 and w.shape[1] == 1:
         w = w[:, 0]
     if w.dim() != 1 or w.dtype == torch.bool or w.is_complex():
-        raise DataError(f'weight = "{name}": expected one number per edge, got shape '
-                        f"{tuple(w.shape)}")
+        raise DataError(f'weight = "{name}": expected one real number per edge, got '
+                        f"{str(w.dtype).removeprefix('torch.')} of shape {tuple(w.shape)}")
     w = w.float()
     bad = ~torch.isfinite(w) | (w < 0)
     if bool(bad.any()):

@@ -57,7 +57,8 @@ def test_missing_weight_names_the_edge_data():
 def test_weight_of_the_wrong_shape():
     g = graph()
     g.edata["v"] = torch.ones(5, 3)
-    with pytest.raises(DataError, match="one number per edge, got shape"):
+    with pytest.raises(DataError,
+                       match=r"one real number per edge, got float32 of shape \(5, 3\)"):
         CSCGraph.from_dgl(g, weight="v")
 
 

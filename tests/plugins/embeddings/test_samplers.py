@@ -104,9 +104,10 @@ def _bad(value, at=3):
     (_bad(-1.0), r'weight = "w": edge 3 has weight -1.0; sampling weights must be finite '
                  r"and >= 0"),
     (_bad(float("nan"), at=0), r'weight = "w": edge 0 has weight nan; sampling weights'),
-    (torch.ones(10, dtype=torch.bool), r'weight = "w": expected one number per edge, got '
-                                       r"shape \(10,\)"),
-    (torch.ones(10, 2), r'weight = "w": expected one number per edge, got shape \(10, 2\)'),
+    (torch.ones(10, dtype=torch.bool), r'weight = "w": expected one real number per edge, '
+                                       r"got bool of shape \(10,\)"),
+    (torch.ones(10, 2), r'weight = "w": expected one real number per edge, got float32 of '
+                        r"shape \(10, 2\)"),
 ])
 def test_bad_weights_are_data_errors_naming_the_option(weights, message):
     with pytest.raises(DataError, match=message):

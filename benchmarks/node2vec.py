@@ -55,7 +55,7 @@ from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.walks.evaluate import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr  # noqa: E402
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings  # noqa: E402
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 P, Q = 0.25, 4.0
@@ -145,9 +145,7 @@ def bench_end_to_end(nodes: int, device: torch.device, train_threads: int, seed:
     with intra_op_threads(train_threads):
         t0 = time.perf_counter()
         model = SkipGram(nodes, settings, graph.in_strength(), device, gen)
-        chunks = walks.split(batch)
-        for i, chunk in enumerate(chunks):
-            model.step(chunk, linear_lr(LR, i, len(chunks)))
+        model.fit(walks, LR, 0, walks.shape[0], batch)  # what the skipgram task runs
         sync(device)
         ours_s = time.perf_counter() - t0
     ours_emb = model.embeddings()

@@ -181,6 +181,22 @@ class SkipGram:
         sparse_sgd(self.ctx, others, grad_x, lr)
         return loss.detach(), n_pos.sum()
 
+    def fit(self, walks: torch.Tensor, lr: float, done: int, total: int,
+            step_walks: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+        """Train on ``walks`` (int64 (B, L)) ``step_walks`` at a time, the learning rate
+        decaying with :func:`linear_lr` over ``total`` walks, of which ``done`` came before.
+
+        :returns: ``(summed loss, positive pairs, done + B)``; the sums as 0-d device tensors.
+        """
+        loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
+        pairs = torch.zeros((), dtype=torch.float64, device=self.device)
+        for chunk in walks.split(step_walks):
+            step_loss, step_pairs = self.step(chunk, linear_lr(lr, done, total))
+            loss_sum += step_loss
+            pairs += step_pairs
+            done += chunk.shape[0]
+        return loss_sum, pairs, done
+
     def embeddings(self) -> torch.Tensor:
         """float32 (N, D) input vectors, on the CPU."""
         return self.emb[: self.num_nodes].detach().float().cpu().clone()

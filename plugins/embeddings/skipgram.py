@@ -125,11 +125,9 @@ class SkipGramTask(Task):
                 t1 = time.perf_counter()
                 walk_seconds += t1 - t0
                 with intra_op_threads(o.threads):
-                    for chunk in walks.split(step_walks):
-                        step_loss, step_pairs = model.step(chunk, linear_lr(lr0, done, total))
-                        loss_sum += step_loss
-                        pairs += step_pairs
-                        done += chunk.shape[0]
+                    step_loss, step_pairs, done = model.fit(walks, lr0, done, total, step_walks)
+                loss_sum += step_loss
+                pairs += step_pairs
                 _sync(device)
                 train_seconds += time.perf_counter() - t1
             loss = float(loss_sum / pairs.clamp(min=1))

@@ -170,3 +170,24 @@ def test_linear_lr_schedule():
     assert linear_lr(0.2, 0, 10) == 0.2
     assert linear_lr(0.2, 5, 10) == pytest.approx(0.1)
     assert linear_lr(0.2, 10, 10) == pytest.approx(0.2 * 1e-4)
+
+
+def test_fit_is_steps_on_chunks_with_the_decaying_rate():
+    graph = two_cliques()  # 18 nodes
+    walks = random_walks(graph, torch.arange(16).repeat(3), 6,
+                         generator=torch.Generator().manual_seed(0))  # (48, 7)
+    settings = SkipGramSettings(dim=8, window=2, negatives=2)
+
+    def model() -> SkipGram:
+        return SkipGram(18, settings, graph.in_strength(), CPU, torch.Generator().manual_seed(1))
+
+    fitted, stepped = model(), model()
+    loss, pairs, done = fitted.fit(walks, 0.1, 10, 100, step_walks=20)
+    assert done == 10 + 48
+    manual_loss = manual_pairs = 0.0
+    for i, chunk in enumerate(walks.split(20)):
+        step_loss, step_pairs = stepped.step(chunk, linear_lr(0.1, 10 + 20 * i, 100))
+        manual_loss += float(step_loss)
+        manual_pairs += float(step_pairs)
+    assert torch.equal(fitted.emb, stepped.emb) and torch.equal(fitted.ctx, stepped.ctx)
+    assert float(loss) == pytest.approx(manual_loss) and float(pairs) == manual_pairs

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import select
 import sys
 import traceback
 from collections.abc import Sequence
@@ -42,12 +43,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("graphflow: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `graphflow describe gcn | head`: the reader left; not an error
+    except BrokenPipeError as exc:
+        if not _stdout_reader_left():  # some other pipe or socket broke: a real failure
+            return _report(exc, args.debug, f"internal error: {type(exc).__name__}: {exc}", 1)
+        # `graphflow describe gcn | head`: the reader left; not an error
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 0
     except Exception as exc:  # a bug in graphflow itself: still no raw traceback by default
         return _report(exc, args.debug, f"internal error: {type(exc).__name__}: {exc}", 1)
+
+
+def _stdout_reader_left() -> bool:
+    """Whether stdout is a pipe whose reading end is closed (poll reports an error on it)."""
+    try:
+        poller = select.poll()
+        poller.register(sys.stdout.fileno(), select.POLLOUT)
+        return any(events & select.POLLERR for _, events in poller.poll(0))
+    except (OSError, ValueError, AttributeError):  # no real file behind stdout
+        return False
 
 
 def _report(exc: BaseException, debug: bool, message: str, code: int) -> int:

@@ -65,3 +65,16 @@ def test_output_into_a_closed_pipe_is_not_an_error(monkeypatch, capsys):
     finally:
         monkeypatch.undo()
     assert "BrokenPipeError" not in capsys.readouterr().err
+
+
+def test_a_broken_pipe_elsewhere_is_an_internal_error(monkeypatch, capsys):
+    """Only a closed stdout is the reader leaving; any other broken pipe is a failure."""
+    from graphflow.cli import info
+    from graphflow.cli.main import main
+
+    def broken(args):
+        raise BrokenPipeError(32, "Broken pipe")
+
+    monkeypatch.setattr(info, "cmd_plugins", broken)
+    assert main(["plugins"]) == 1
+    assert "internal error: BrokenPipeError" in capsys.readouterr().err

@@ -24,7 +24,6 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import graphflow  # noqa: E402,F401  first: its OpenMP default must precede torch's import
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 

@@ -49,7 +49,6 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-import graphflow  # noqa: E402,F401  first: its OpenMP default must precede torch's import
 import torch  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402

@@ -7,8 +7,8 @@ import sys
 
 def test_import_leaves_openmp_settings_alone():
     # graphflow used to default OMP_WAIT_POLICY to PASSIVE; on an idle machine that made Cora
-    # GCN epochs, the edge-list loader and skip-gram 1.3-1.8x slower (docs/sparse.md), so the
-    # wait policy is the user's (torch's default unless set).
+    # GCN epochs and skip-gram training 1.3-1.8x slower (docs/sparse.md), so the wait policy
+    # is the user's (torch's default unless set).
     code = "import graphflow, os; print(os.environ.get('OMP_WAIT_POLICY', 'unset'))"
     env = {k: v for k, v in os.environ.items() if k != "OMP_WAIT_POLICY"}
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env)

@@ -86,9 +86,19 @@ class Sampler(Component):
 
 
 class Model(Component):
-    """A stack of sparse message-passing layers: ``[model]``."""
+    """A stack of sparse message-passing layers: ``[model]``.
+
+    The built module is called as ``forward(adj, x)`` (see docs/plugins.md, "The model input
+    contract"): ``adj`` is one :class:`graphflow.sparse.Adjacency` (the full graph) or a list
+    of them, one per layer (sampled blocks, input side first); ``x`` holds the input features
+    (num_src, F). ``x`` is a dense tensor unless the class sets ``accepts_sparse = True``: then
+    a task may pass :class:`graphflow.sparse.SparseFeatures` for mostly-zero features, which
+    the module must handle (``graphflow.sparse.features.linear`` / ``dropout`` / ``to_dense``).
+    """
 
     kind = "model"
+    accepts_sparse: ClassVar[bool] = False
+    """Whether the module's ``forward`` (and ``inference``) take ``SparseFeatures`` as ``x``."""
 
     def build(self, in_dim: int, out_dim: int) -> torch.nn.Module:
         """Return a fresh ``nn.Module`` mapping ``in_dim`` features to ``out_dim`` outputs."""

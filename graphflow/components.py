@@ -14,7 +14,7 @@ The host builds components from validated options only; components never see raw
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import torch
 
@@ -123,18 +123,22 @@ class Task(Component):
 
 What = Literal["embeddings", "predictions", "logits", "graph"]
 """The artifacts an exporter can write (its ``what`` option)."""
+WHATS: tuple[str, ...] = get_args(What)
 
 
 class Exporter(Component):
     """Writes an artifact to a file: ``[[export]]``.
 
-    Its ``Options`` must have ``what: What`` and ``path: Path | None`` (the registry checks).
+    Its ``Options`` must have ``what: What`` and ``path: Path | None`` (the registry checks),
+    and ``writes`` lists the artifacts it can write (default: every one of :data:`What`).
     Write to :meth:`target`, which is ``path`` or, when it is left out, ``OUT_DIR/<what><suffix>``
     (a folder ``OUT_DIR/graph`` for exporters that write a graph as the files ``graph_files``).
     Writes are atomic: use :func:`graphflow.io.atomic.atomic_path`.
     """
 
     kind = "exporter"
+    writes: ClassVar[tuple[str, ...]] = WHATS
+    """The ``what`` values this exporter writes; ``graphflow validate`` rejects any other."""
     suffix: ClassVar[str] = ""
     graph_files: ClassVar[tuple[str, ...]] = ()
     """The files of a graph written as a folder (``what = "graph"``); empty: one file."""

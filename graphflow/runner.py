@@ -19,6 +19,7 @@ from graphflow.device import resolve_device
 from graphflow.errors import DataError, GraphflowError, PluginError
 from graphflow.graph import GraphData
 from graphflow.manager import PluginHost
+from graphflow.memory import PeakMemory
 from graphflow.record import RunRecord
 from graphflow.registry import ComponentInfo
 from graphflow.seed import seed_everything
@@ -106,6 +107,8 @@ def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: 
     stage = Stage(section=spec.section, kind=spec.kind, type=spec.type, plugin=spec.plugin)
     ctx.stage = stage
     ctx.host.broadcast("graphflow_stage_start", ctx=ctx, stage=stage)
+    memory = PeakMemory(ctx.device)
+    memory.start()
     start = time.perf_counter()
     try:
         action(ctx, spec.build())
@@ -130,7 +133,7 @@ def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: 
                                     component=None if component is spec.info else component
                                     ) from exc
     seconds = time.perf_counter() - start
-    record.add_stage(stage.section, stage.type, stage.plugin, seconds)
+    record.add_stage(stage.section, stage.type, stage.plugin, seconds, memory.stop())
     ctx.host.broadcast("graphflow_stage_end", ctx=ctx, stage=stage, seconds=seconds)
 
 

@@ -80,7 +80,8 @@ class PeakMemory:
 
 
 def run_peak(stages: list[dict[str, Any]]) -> dict[str, Any]:
-    """The run's peak over its stages: ``{"peak_rss_mb", "peak_rss_stage"[, "peak_cuda_mb"...]}``."""
+    """The run's peak over its stages: ``peak_rss_mb`` and ``peak_rss_stage`` (which stage),
+    and ``peak_cuda_mb`` / ``peak_cuda_stage`` on a GPU."""
     out: dict[str, Any] = {}
     for key in ("peak_rss_mb", "peak_cuda_mb"):
         measured = [s for s in stages if key in s]

@@ -1,7 +1,6 @@
 """Errors name the component that failed: a third-party model, sampler or helper module that a
 first-party task calls is named in the one-line message, with its plugin, task and stage."""
 
-import importlib
 import sys
 import textwrap
 
@@ -100,16 +99,23 @@ epochs = 2
 
 @pytest.fixture
 def mymodels(tmp_path, monkeypatch):
-    """A third-party package: its plugin module and a helper module, registered in-process."""
-    package = tmp_path / "gf_blame"
-    package.mkdir()
+    """An installed third-party distribution "my-models": its package (plugin module and a
+    helper module) and its .dist-info with the entry point, on sys.path as site-packages
+    would hold them, so that importlib.metadata finds the entry point as for any install."""
+    site = tmp_path / "site"
+    package = site / "gf_blame"
+    package.mkdir(parents=True)
     (package / "__init__.py").write_text("")
     (package / "plugin.py").write_text(textwrap.dedent(PLUGIN))
     (package / "helpers.py").write_text(textwrap.dedent(HELPERS))
-    monkeypatch.syspath_prepend(str(tmp_path))
+    info = site / "my_models-0.1.0.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-models\nVersion: 0.1.0\n")
+    (info / "entry_points.txt").write_text("[graphflow]\nmymodels = gf_blame.plugin\n")
+    monkeypatch.syspath_prepend(str(site))
     for name in ("gf_blame", "gf_blame.plugin", "gf_blame.helpers"):
         sys.modules.pop(name, None)
-    return create_host(plugins={"mymodels": importlib.import_module("gf_blame.plugin")})
+    return create_host()
 
 
 @pytest.mark.parametrize("how, error", [("forward", "TypeError: dropout"),
@@ -119,23 +125,24 @@ def test_a_failing_model_is_named_with_its_plugin_task_and_stage(run_toml, mymod
     with pytest.raises(PluginError) as err:
         run_toml(PIPELINE.format(how=how), host=mymodels)
     message = str(err.value)
-    assert message.startswith('plugin "mymodels", model "broken", failed in stage train '
-                              f"(node_classification): {error}"), message
+    assert message.startswith('plugin "mymodels" (from my-models), model "broken", failed in '
+                              f"stage train (node_classification): {error}"), message
     assert "\n" not in message and err.value.plugin == "mymodels"
 
 
 def test_a_helper_module_of_the_plugin_package_names_it(run_toml, mymodels):
     """The innermost frame is in gf_blame.helpers, which defines no component: the package
     is the plugin's, and the model is the one component of that plugin in use."""
-    with pytest.raises(PluginError, match=r'^plugin "mymodels", model "broken", failed in stage '
-                                          r"train \(node_classification\): KeyError: 'weights'"):
+    with pytest.raises(PluginError, match=r'^plugin "mymodels" \(from my-models\), model '
+                                          r'"broken", failed in stage train '
+                                          r"\(node_classification\): KeyError: 'weights'"):
         run_toml(PIPELINE.format(how="helper"), host=mymodels)
 
 
 def test_a_graphflow_error_inside_the_model_names_it(run_toml, mymodels):
     with pytest.raises(DataError, match=r'^\[train\] node_classification: model "broken" '
-                                        r'\(plugin "mymodels"\): features have 3 rows but the '
-                                        r"adjacency has 40 source nodes"):
+                                        r'\(plugin "mymodels" \(from my-models\)\): features '
+                                        r"have 3 rows but the adjacency has 40 source nodes"):
         run_toml(PIPELINE.format(how="spmm"), host=mymodels)
 
 
@@ -143,7 +150,19 @@ def test_a_failing_sampler_is_named(run_toml, mymodels):
     text = PIPELINE.format(how="forward").replace('how = "forward"', "") \
         .replace("[model]\ntype = \"broken\"", '[model]\ntype = "sage"') \
         + '[sample]\ntype = "broken_sampler"\n'
-    with pytest.raises(PluginError, match=r'^plugin "mymodels", sampler "broken_sampler", failed '
-                                          r"in stage train \(node_classification\): "
-                                          r"RuntimeError: out of fanouts"):
+    with pytest.raises(PluginError, match=r'^plugin "mymodels" \(from my-models\), sampler '
+                                          r'"broken_sampler", failed in stage train '
+                                          r"\(node_classification\): RuntimeError: out of "
+                                          r"fanouts"):
         run_toml(text, host=mymodels)
+
+
+def test_the_cli_prints_one_line(mymodels, tmp_path, cli):
+    path = tmp_path / "p.toml"
+    path.write_text(PIPELINE.format(how="forward"))
+    code, _, err = cli("run", path, "--out-dir", tmp_path / "out", "--quiet")
+    assert code == 1
+    first, hint = err.splitlines()
+    assert first.startswith('graphflow: error: plugin "mymodels" (from my-models), model '
+                            '"broken", failed in stage train (node_classification): TypeError: ')
+    assert hint == "graphflow: run again with --debug for the traceback"

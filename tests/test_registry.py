@@ -169,7 +169,8 @@ def test_validate_rejects_what_an_exporter_does_not_write(tmp_path):
 
     host = create_host(plugins={"w2v": Plugin()})
     path = tmp_path / "p.toml"
-    path.write_text('[load]\ntype = "synthetic"\n[[export]]\ntype = "w2v"\nwhat = "predictions"\n')
+    path.write_text('[load]\ntype = "synthetic"\n'
+                    '[[export]]\ntype = "w2v"\nwhat = "predictions"\n')
     with pytest.raises(ConfigError, match=r'\[export.0\] w2v: what = "predictions" is not written '
                                           r"by this exporter; it writes: embeddings; exporters "
                                           r"that write predictions: csv, dgl, npy, parquet, pt$"):

@@ -62,9 +62,14 @@ class RunRecord:
             "error": None,
         }
 
-    def add_stage(self, section: str, type_: str, plugin: str, seconds: float) -> None:
-        self.data["stages"].append({"section": section, "type": type_, "plugin": plugin,
-                                    "seconds": round(seconds, 4)})
+    def add_stage(self, section: str, type_: str, plugin: str, seconds: float,
+                  cores: dict[str, Any] | None = None) -> None:
+        """One finished stage; ``cores``: a training stage's core plan (graphflow.cores)."""
+        entry = {"section": section, "type": type_, "plugin": plugin,
+                 "seconds": round(seconds, 4)}
+        if cores is not None:
+            entry["cores"] = cores
+        self.data["stages"].append(entry)
 
     def finish(self, *, status: str, metrics: dict[str, float], outputs: list[dict[str, str]],
                error: str | None = None) -> dict[str, Any]:

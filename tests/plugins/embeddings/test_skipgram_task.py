@@ -39,6 +39,9 @@ window = 4
 epochs = 2
 lr = 0.1          # a small graph: few walks, a larger step than word2vec's 0.025
 eval = true
+
+[train.cores]
+workers = 1       # one trainer: the same seed gives the same embeddings
 """
 
 
@@ -128,7 +131,10 @@ def test_skipgram_without_sample_section_is_refused_at_validation(run_toml):
     ("train.0.subsample=-1", r"subsample = -1.0: must be >= 0"),
     ("train.0.window=1.5", r"train.0.window: expected int, got 1.5"),
     ("train.0.eval_train_fraction=1.0", r"eval_train_fraction = 1.0: must lie in \(0, 1\)"),
-    ("train.0.threads=-1", r"threads = -1: must be >= 0"),
+    ("train.0.threads=0", r"threads = 0: must be >= 1"),
+    ("train.0.workers=0", r"workers = 0: must be >= 1"),
+    ("train.0.cores.workers=-1", r"cores.workers = -1: must be >= 0"),
+    ("train.0.cores.thread=2", r'train.0.cores.thread: unknown option .*did you mean "threads"'),
 ])
 def test_bad_skipgram_options(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):

@@ -39,9 +39,6 @@ window = 4
 epochs = 2
 lr = 0.1          # a small graph: few walks, a larger step than word2vec's 0.025
 eval = true
-
-[train.cores]
-workers = 1       # one trainer: the same seed gives the same embeddings
 """
 
 
@@ -56,6 +53,8 @@ def test_skipgram_makes_embeddings_logs_epochs_and_evaluates(run_toml):
                 "emb_micro_f1", "emb_macro_f1"):
         assert key in m
     assert m["emb_test_acc"] > 0.8  # three well-separated communities
+    plan = next(s["cores"] for s in result.record["stages"] if s["section"] == "train.0")
+    assert plan["workload"] == "walks" and plan["workers"] == plan["cores"]  # one per core
     lines = [json.loads(x) for x in ctx.metrics_path.read_text().splitlines()]
     epochs = [x for x in lines if x["stage"] == "train.0"]
     assert [x["epoch"] for x in epochs] == [1, 2]
@@ -63,9 +62,10 @@ def test_skipgram_makes_embeddings_logs_epochs_and_evaluates(run_toml):
 
 
 def test_same_seed_same_embeddings_other_seed_different(run_toml, tmp_path):
-    a = run_toml(SBM, out_dir=tmp_path / "a").ctx.artifacts.embeddings
-    b = run_toml(SBM, out_dir=tmp_path / "b").ctx.artifacts.embeddings
-    c = run_toml(SBM, ["pipeline.seed=2"], out_dir=tmp_path / "c").ctx.artifacts.embeddings
+    one = ["train.0.cores.workers=1"]  # one Hogwild trainer: bit-for-bit reproducible
+    a = run_toml(SBM, one, out_dir=tmp_path / "a").ctx.artifacts.embeddings
+    b = run_toml(SBM, one, out_dir=tmp_path / "b").ctx.artifacts.embeddings
+    c = run_toml(SBM, one + ["pipeline.seed=2"], out_dir=tmp_path / "c").ctx.artifacts.embeddings
     assert torch.equal(a, b)
     assert not torch.equal(a, c)
 

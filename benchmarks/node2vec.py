@@ -16,7 +16,7 @@ Everything runs in one process, peers side by side on the same data.
     * ``sbm``: a labelled SBM (``graphflow.generate.sbm``; 20k nodes, 10 classes, mean degree
       10 with half the edges across classes; ``--quick``: 2k nodes), one label per node;
     * ``dense``: a multi-label graph of overlapping communities
-      (``graphflow.generate.overlapping_communities``, 30% of edges inside a community;
+      (``graphflow.generate.overlapping_communities``, 15% of edges inside a community;
       10k nodes, mean degree ~68, 36 labels,
       ~1.4 labels per node, popularity-skewed like BlogCatalog; ``--quick``: 2k nodes).
 
@@ -151,7 +151,7 @@ def make_case(name: str, quick: bool, seed: int) -> tuple[object, int, int]:
         return sbm(nodes, classes, 0, p_in=5 / size, p_out=5 / (nodes - size), seed=seed), \
             nodes, classes
     nodes, classes = (2_000 if quick else 10_000), 36
-    return overlapping_communities(nodes, classes, 70.0, within=0.3, seed=seed), nodes, classes
+    return overlapping_communities(nodes, classes, 70.0, within=0.15, seed=seed), nodes, classes
 
 
 def gensim_embeddings(sentences: list[list[str]], nodes: int, workers: int,

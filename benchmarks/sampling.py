@@ -188,7 +188,7 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
     rate = {name: edges[name] / seconds[name] for name in peers}
     best_dgl = max((name for name in peers if name.startswith("DGL")), key=rate.get)
     print(f"throughput, {len(batches)} batches in a row, {rounds} alternating rounds "
-          f"(graphflow: {ours.options.workers} workers):")
+          f"(graphflow: {ours.num_workers()} workers):")
     for name in peers:
         print(f"  {name + ':':28s} {rate[name] / 1e6:8.2f} M edges/s")
     ratio = rate["graphflow iterate"] / rate[best_dgl]
@@ -198,7 +198,7 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
             "dgl_loop_edges_per_s": rate["DGL sample_blocks loop"],
             "dgl_loader0_edges_per_s": rate["DGL DataLoader, 0 workers"],
             "dgl_loader2_edges_per_s": rate["DGL DataLoader, 2 workers"],
-            "graphflow_workers": ours.options.workers}
+            "graphflow_workers": ours.num_workers()}
 
 
 # ------------------------------------------------------------------------------ training

@@ -66,7 +66,7 @@ from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.walks.evaluate import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings  # noqa: E402
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers  # noqa: E402
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 P, Q = 0.25, 4.0
@@ -223,8 +223,11 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
     plan = cores.plan("walks", cores_, {"workers": train_workers})
+    batch = 2048 if device.type == "cuda" else 64
+    workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
+                              forced=train_workers is not None)  # as the skipgram task
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
-          f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {plan.workers} Hogwild "
+          f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {workers} Hogwild "
           f"workers, peers: {cores_} workers", flush=True)
 
     # graphflow: walks + skip-gram
@@ -236,11 +239,10 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
         walk_s = time.perf_counter() - t0
     tokens = int((walks >= 0).sum())
     settings = SkipGramSettings(dim=DIM, window=WINDOW, negatives=NEGATIVES)
-    batch = 2048 if device.type == "cuda" else 64
     with intra_op_threads(plan.worker_threads):
         t0 = time.perf_counter()
         model = SkipGram(nodes, settings, graph.in_strength(), device, gen)
-        model.fit(walks, LR, 0, walks.shape[0], batch, workers=plan.workers,
+        model.fit(walks, LR, 0, walks.shape[0], batch, workers=workers,
                   worker_threads=plan.worker_threads)  # what the skipgram task runs
         sync(device)
         ours_s = time.perf_counter() - t0
@@ -272,7 +274,7 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     train, test = random_split(torch.arange(nodes), 0.5, split)
     out: dict[str, object] = {f"{case}_nodes": nodes, f"{case}_edges": graph.num_edges,
                               f"{case}_tokens": tokens,
-                              f"{case}_train_workers": plan.workers}
+                              f"{case}_train_workers": workers}
     totals = {}
     for name, peer in (("graphflow", ours), ("dgl_gensim", dgl_peer),
                        ("pecanpy_gensim", pecan_peer)):

@@ -317,6 +317,16 @@ def sparse_sgd(param: torch.Tensor, index: torch.Tensor, grad: torch.Tensor, lr:
     param.index_add_(0, rows, g / scale[:, None], alpha=-lr)
 
 
+def hogwild_workers(planned: int, num_nodes: int, step_tokens: int, *,
+                    forced: bool = False) -> int:
+    """The Hogwild workers to train with: ``planned`` (the core plan's), except one when the
+    graph has fewer nodes than one step's walk tokens (every row occurs in every step, and
+    the workers' steps would pile up on it; see "Hogwild workers" above) unless ``forced``."""
+    if planned > 1 and not forced and num_nodes < step_tokens:
+        return 1
+    return max(1, planned)
+
+
 def linear_lr(lr: float, done: int, total: int) -> float:
     """word2vec's schedule: ``lr`` decays linearly to ``lr * MIN_LR_FRACTION`` at ``total``."""
     frac = min(done / max(total, 1), 1.0)

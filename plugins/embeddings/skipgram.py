@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Literal
@@ -14,7 +15,7 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers, linear_lr
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
@@ -87,7 +88,9 @@ class SkipGramTask(Task):
     dead end never forms a pair. The walks, their order and the noise all come from one
     generator seeded by ``seed``. On the CPU each walk batch is trained by ``workers``
     Hogwild threads (the core policy: one per core), each on its own share; with one worker a
-    seed reproduces the embeddings exactly, with several the update interleaving varies.
+    seed reproduces the embeddings exactly, with several the update interleaving varies. A
+    graph with fewer nodes than one step's walk tokens (``batch_size * (walk_length + 1)``)
+    trains on one worker unless ``workers`` is set: there every row is in every step.
 
     Sets ``ctx.artifacts.embeddings`` (float32 (N, dim), CPU) for exporters and for later
     stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per
@@ -117,11 +120,15 @@ class SkipGramTask(Task):
                                     dynamic_window=o.dynamic_window, subsample=o.subsample,
                                     precision=o.precision)
         lr0 = o.lr
-        step_walks = o.batch_size or (2048 if device.type == "cuda" else 64)
         plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
                                        {"worker_threads": o.threads})
-        workers = plan.workers if device.type == "cpu" else 1
         threads = plan.worker_threads
+        step_walks = o.batch_size or (2048 if device.type == "cuda" else 64)
+        workers = hogwild_workers(plan.workers if device.type == "cpu" else 1, n,
+                                  step_walks * (walk_opts.walk_length + 1),
+                                  forced="workers" in plan.overridden)
+        if ctx.cores is not None and ctx.cores.workers != workers:
+            ctx.cores = dataclasses.replace(ctx.cores, workers=workers)  # recorded as run
         with intra_op_threads(threads):
             model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen)
         total = o.epochs * n * walk_opts.walks_per_node  # walks in the whole run

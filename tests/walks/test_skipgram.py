@@ -223,3 +223,11 @@ def test_a_failing_hogwild_worker_raises_in_the_caller():
     walks = torch.full((64, 5), 999)  # node ids past the table
     with pytest.raises(IndexError):
         model.fit(walks, 0.1, 0, 64, step_walks=8, workers=2)
+
+
+def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
+    from graphflow.walks.skipgram import hogwild_workers
+
+    assert hogwild_workers(2, 10_000, 64 * 81) == 2
+    assert hogwild_workers(2, 2_000, 64 * 81) == 1  # every row in every step
+    assert hogwild_workers(2, 2_000, 64 * 81, forced=True) == 2

@@ -54,7 +54,8 @@ def test_skipgram_makes_embeddings_logs_epochs_and_evaluates(run_toml):
         assert key in m
     assert m["emb_test_acc"] > 0.8  # three well-separated communities
     plan = next(s["cores"] for s in result.record["stages"] if s["section"] == "train.0")
-    assert plan["workload"] == "walks" and plan["workers"] == plan["cores"]  # one per core
+    # 300 nodes < one step's 64 x 21 walk tokens: one trainer, not one per core.
+    assert plan["workload"] == "walks" and plan["workers"] == 1
     lines = [json.loads(x) for x in ctx.metrics_path.read_text().splitlines()]
     epochs = [x for x in lines if x["stage"] == "train.0"]
     assert [x["epoch"] for x in epochs] == [1, 2]

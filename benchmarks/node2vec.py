@@ -11,27 +11,38 @@ Everything runs in one process, peers side by side on the same data.
     against ``dgl.sampling.random_walk`` is reported too, and graphflow's one-off preparation
     (CSR and edge hash set) separately.
 
-(b) **End to end.** A labelled SBM (``graphflow.generate.sbm``; 20k nodes, 10 classes, mean
-    degree 10 with half the edges across classes; ``--quick``: 2k nodes), 10 walks of 80
-    steps per node (p = 0.25, q = 4), window 10, 128 dimensions, 5 negatives, one epoch, no
-    subsampling. graphflow walks once, and both trainers learn from the very same walks:
-    graphflow's blocked skip-gram (``graphflow.walks.skipgram``, products in bfloat16 where
-    the CPU has it) and gensim's ``Word2Vec(sg=1, negative=5, workers=2,
-    min_count=1, sample=0)`` (C, Hogwild threads). DGL's node2vec walks for the same start
-    nodes are timed too: the reference pipeline is DGL's walks + gensim, graphflow's is its
-    walks + its skip-gram, and ``ratio`` = reference time / graphflow time. Also reported:
-    ``train_ratio`` (training alone) and ``same_walks_ratio`` (graphflow's walk time on both
-    sides). Quality: logistic regression (``graphflow.walks.evaluate.classify``, penalty by
-    5-fold cross-validation) on half the nodes, accuracy on the other half, the same split for
-    both. At 1M nodes (b) would take gensim about an hour on 2 cores (~200-400k tokens/s
-    here), so it runs at 20k nodes (16M walk tokens).
+(b) **End to end**, two graphs:
 
-    python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N]
+    * ``sbm``: a labelled SBM (``graphflow.generate.sbm``; 20k nodes, 10 classes, mean degree
+      10 with half the edges across classes; ``--quick``: 2k nodes), one label per node;
+    * ``dense``: a multi-label graph of overlapping communities
+      (``graphflow.generate.overlapping_communities``, 15% of edges inside a community;
+      10k nodes, mean degree ~68, 36 labels,
+      ~1.4 labels per node, popularity-skewed like BlogCatalog; ``--quick``: 2k nodes).
 
-``--threads`` sets torch's and DGL's CPU threads (default: torch's); graphflow's walks use one
-thread (the samplers' default) and its training ``--train-threads`` (default: ``--threads``,
-so by default two threads against gensim's two workers). The last output line is one JSON
-object with the figures.
+    10 walks of 80 steps per node (p = 0.25, q = 4), window 10, 128 dimensions, 5 negatives,
+    one epoch, no subsampling. Three pipelines, each on its own walks:
+
+    * **graphflow**: ``random_walks`` (one thread, as the ``node2vec`` sampler) + its blocked
+      skip-gram on the core policy's Hogwild workers (``graphflow.cores``: one per core);
+    * **DGL + gensim**: ``dgl.sampling.node2vec_random_walk`` + ``Word2Vec(sg=1, negative=5,
+      workers=cores, min_count=1, sample=0)``;
+    * **PecanPy + gensim**: ``pecanpy.PreComp(p, q, workers=cores)`` (numba, every core;
+      its one-off JIT compilation is warmed up on a tiny graph first and not counted) + the
+      same ``Word2Vec``.
+
+    Turning walks into gensim's token lists is not counted for DGL (PecanPy returns them).
+    ``ratio`` = the faster peer's time / graphflow's. Quality, node2vec paper protocol: half
+    the labelled nodes train a one-vs-rest logistic regression (``graphflow.walks.evaluate.
+    classify``, penalty by 5-fold cross-validation on the training half), the other half is
+    predicted (top-k for multi-label, k = the node's number of labels); accuracy, micro- and
+    macro-F1 on the same split for every peer.
+
+    python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N] [--cases sbm,dense]
+
+``--threads`` sets torch's and DGL's CPU threads (default: torch's) and so the core budget:
+gensim and PecanPy get as many workers, graphflow as many Hogwild trainers
+(``--train-workers`` overrides). The last output line is one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -49,12 +60,13 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow.generate import rmat, sbm  # noqa: E402
+from graphflow import cores  # noqa: E402
+from graphflow.generate import overlapping_communities, rmat, sbm  # noqa: E402
 from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.walks.evaluate import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings  # noqa: E402
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers  # noqa: E402
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 P, Q = 0.25, 4.0
@@ -115,14 +127,110 @@ def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed
     return out
 
 
-def bench_end_to_end(nodes: int, device: torch.device, train_threads: int, seed: int) -> dict:
-    classes = 10
-    size = nodes / classes
-    data = sbm(nodes, classes, 0, p_in=5 / size, p_out=5 / (nodes - size), seed=seed)
+def numpy_aliases_for_nptyping() -> None:
+    """PecanPy imports nptyping 2.0, which reads NumPy scalar aliases removed in NumPy 2
+    (``np.bool8``...); give them their NumPy 2 names so PecanPy imports (benchmark only)."""
+    import numpy as np
+
+    for old, new in (("bool8", "bool_"), ("object0", "object_"), ("int0", "intp"),
+                     ("uint0", "uintp"), ("void0", "void"), ("bytes0", "bytes_"),
+                     ("str0", "str_"), ("float_", "float64"), ("complex_", "complex128"),
+                     ("longfloat", "longdouble"), ("singlecomplex", "csingle"),
+                     ("cfloat", "cdouble"), ("longcomplex", "clongdouble"),
+                     ("clongfloat", "clongdouble"), ("string_", "bytes_"),
+                     ("unicode_", "str_")):
+        if old not in np.__dict__:
+            setattr(np, old, getattr(np, new))
+
+
+def make_case(name: str, quick: bool, seed: int) -> tuple[object, int, int]:
+    """The graph of a case: (Generated, nodes, classes)."""
+    if name == "sbm":
+        nodes, classes = (2_000 if quick else 20_000), 10
+        size = nodes / classes
+        return sbm(nodes, classes, 0, p_in=5 / size, p_out=5 / (nodes - size), seed=seed), \
+            nodes, classes
+    nodes, classes = (2_000 if quick else 10_000), 36
+    return overlapping_communities(nodes, classes, 70.0, within=0.15, seed=seed), nodes, classes
+
+
+def gensim_embeddings(sentences: list[list[str]], nodes: int, workers: int,
+                      seed: int) -> tuple[torch.Tensor, float]:
+    """Word2Vec(sg=1) on token lists: (N, D) embeddings (0 for unseen nodes), seconds."""
+    from gensim.models import Word2Vec
+
+    w2v = Word2Vec(vector_size=DIM, window=WINDOW, sg=1, hs=0, negative=NEGATIVES,
+                   workers=workers, min_count=1, sample=0, epochs=1, seed=seed)
+    t0 = time.perf_counter()
+    w2v.build_vocab(sentences)
+    w2v.train(sentences, total_examples=len(sentences), epochs=1)
+    seconds = time.perf_counter() - t0
+    emb = torch.zeros(nodes, DIM)
+    seen = [int(k) for k in w2v.wv.index_to_key]
+    emb[torch.tensor(seen)] = torch.from_numpy(w2v.wv.vectors).float()
+    return emb, seconds
+
+
+def pecanpy_walks(src: torch.Tensor, dst: torch.Tensor, nodes: int, workers: int,
+                  seed: int) -> tuple[list[list[str]], float]:
+    """PecanPy PreComp p/q walks from every node (10 per node): token lists, seconds."""
+    numpy_aliases_for_nptyping()
+    import numpy as np
+    import scipy.sparse as sp
+    from pecanpy import pecanpy as pp
+
+    def graph() -> object:
+        g = pp.PreComp(p=P, q=Q, workers=workers, verbose=False, random_state=seed)
+        csr = sp.csr_matrix((np.ones(src.numel(), dtype=np.float32),
+                             (src.numpy(), dst.numpy())), shape=(nodes, nodes))
+        csr.sum_duplicates()
+        g.set_node_ids([str(i) for i in range(nodes)])
+        g.indptr, g.indices = csr.indptr.astype(np.uint64), csr.indices.astype(np.uint32)
+        g.data = np.ones(len(g.indices), dtype=np.float32)
+        return g
+
+    import numba
+    numba.set_num_threads(workers)
+    t0 = time.perf_counter()
+    walks = graph().simulate_walks(num_walks=WALKS_PER_NODE, walk_length=STEPS)
+    return walks, time.perf_counter() - t0
+
+
+def warm_pecanpy(workers: int) -> float:
+    """Compile PecanPy's numba kernels on a tiny graph; the seconds that took."""
+    ring = torch.arange(20)
+    t0 = time.perf_counter()
+    pecanpy_walks(torch.cat([ring, (ring + 1) % 20]), torch.cat([(ring + 1) % 20, ring]), 20,
+                  workers, 0)
+    return time.perf_counter() - t0
+
+
+def evaluate(emb: torch.Tensor, labels: torch.Tensor, train: torch.Tensor, test: torch.Tensor,
+             classes: int, seed: int) -> dict[str, float]:
+    with intra_op_threads(1):
+        r = classify(emb, labels, train, test, num_classes=classes,
+                     generator=torch.Generator().manual_seed(seed))
+    return {"acc": round(r.accuracy, 4), "micro_f1": round(r.micro_f1, 4),
+            "macro_f1": round(r.macro_f1, 4)}
+
+
+def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
+                     train_workers: int | None, seed: int) -> dict:
+    data, nodes, classes = make_case(case, quick, seed)
     graph = from_edges(data.src, data.dst, nodes).to(device)
+    mean_degree = graph.num_edges / nodes
     gen = torch.Generator(device=device).manual_seed(seed)
     starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
+    plan = cores.plan("walks", cores_, {"workers": train_workers})
+    batch = 2048 if device.type == "cuda" else 64
+    workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
+                              forced=train_workers is not None)  # as the skipgram task
+    print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
+          f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {workers} Hogwild "
+          f"workers, peers: {cores_} workers", flush=True)
+
+    # graphflow: walks + skip-gram
     with intra_op_threads(1):
         t0 = time.perf_counter()
         walks = torch.cat([random_walks(graph, b, STEPS, p=P, q=Q, generator=gen)
@@ -130,66 +238,63 @@ def bench_end_to_end(nodes: int, device: torch.device, train_threads: int, seed:
         sync(device)
         walk_s = time.perf_counter() - t0
     tokens = int((walks >= 0).sum())
+    settings = SkipGramSettings(dim=DIM, window=WINDOW, negatives=NEGATIVES)
+    with intra_op_threads(plan.worker_threads):
+        t0 = time.perf_counter()
+        model = SkipGram(nodes, settings, graph.in_strength(), device, gen)
+        model.fit(walks, LR, 0, walks.shape[0], batch, workers=workers,
+                  worker_threads=plan.worker_threads)  # what the skipgram task runs
+        sync(device)
+        ours_s = time.perf_counter() - t0
+    ours = {"walk_s": walk_s, "train_s": ours_s, "emb": model.embeddings()}
+    print(f"    graphflow: walks {walk_s:.1f}s + skip-gram {ours_s:.1f}s "
+          f"({tokens / ours_s / 1e3:.0f}k tokens/s)", flush=True)
+
+    # DGL walks + gensim
     dgl_graph = dgl.graph((data.src, data.dst), num_nodes=nodes)
     dgl.seed(seed)
     t0 = time.perf_counter()
-    for b in starts.cpu().split(100_000):
-        dgl.sampling.node2vec_random_walk(dgl_graph, b, P, Q, STEPS)
+    traces = torch.cat([dgl.sampling.node2vec_random_walk(dgl_graph, b, P, Q, STEPS)
+                        for b in starts.cpu().split(100_000)])
     dgl_walk_s = time.perf_counter() - t0
-    print(f"(b) SBM {nodes} nodes, {graph.num_edges} edges: {walks.shape[0]} walks, "
-          f"{tokens / 1e6:.1f}M tokens in {walk_s:.1f}s (DGL: {dgl_walk_s:.1f}s)", flush=True)
+    sentences = [[str(v) for v in row if v >= 0] for row in traces.tolist()]
+    emb, gensim_s = gensim_embeddings(sentences, nodes, cores_, seed)
+    dgl_peer = {"walk_s": dgl_walk_s, "train_s": gensim_s, "emb": emb}
+    print(f"    DGL + gensim: walks {dgl_walk_s:.1f}s + Word2Vec {gensim_s:.1f}s", flush=True)
 
-    settings = SkipGramSettings(dim=DIM, window=WINDOW, negatives=NEGATIVES)
-    batch = 2048 if device.type == "cuda" else 64
-    with intra_op_threads(train_threads):
-        t0 = time.perf_counter()
-        model = SkipGram(nodes, settings, graph.in_strength(), device, gen)
-        model.fit(walks, LR, 0, walks.shape[0], batch)  # what the skipgram task runs
-        sync(device)
-        ours_s = time.perf_counter() - t0
-    ours_emb = model.embeddings()
-    print(f"(b) graphflow skip-gram: {ours_s:.1f}s ({tokens / ours_s / 1e3:.0f}k tokens/s)",
+    # PecanPy walks + gensim
+    sentences, pecan_walk_s = pecanpy_walks(data.src, data.dst, nodes, cores_, seed)
+    emb, gensim2_s = gensim_embeddings(sentences, nodes, cores_, seed)
+    pecan_peer = {"walk_s": pecan_walk_s, "train_s": gensim2_s, "emb": emb}
+    print(f"    PecanPy + gensim: walks {pecan_walk_s:.1f}s + Word2Vec {gensim2_s:.1f}s",
           flush=True)
-
-    from gensim.models import Word2Vec
-
-    t0 = time.perf_counter()
-    sentences = [[str(v) for v in row if v >= 0] for row in walks.cpu().tolist()]
-    convert_s = time.perf_counter() - t0
-    w2v = Word2Vec(vector_size=DIM, window=WINDOW, sg=1, hs=0, negative=NEGATIVES, workers=2,
-                   min_count=1, sample=0, epochs=1, seed=seed)
-    t0 = time.perf_counter()
-    w2v.build_vocab(sentences)
-    w2v.train(sentences, total_examples=len(sentences), epochs=1)
-    gensim_s = time.perf_counter() - t0
-    theirs_emb = torch.zeros(nodes, DIM)
-    seen = [int(k) for k in w2v.wv.index_to_key]
-    theirs_emb[torch.tensor(seen)] = torch.from_numpy(w2v.wv.vectors).float()
-    print(f"(b) gensim Word2Vec: {gensim_s:.1f}s ({tokens / gensim_s / 1e3:.0f}k tokens/s; "
-          f"+{convert_s:.1f}s to make token lists, not counted)", flush=True)
 
     labels = data.label
     split = torch.Generator().manual_seed(seed)
     train, test = random_split(torch.arange(nodes), 0.5, split)
-    with intra_op_threads(1):
-        ours_acc = classify(ours_emb, labels, train, test, num_classes=classes,
-                            generator=torch.Generator().manual_seed(seed)).accuracy
-        theirs_acc = classify(theirs_emb, labels, train, test, num_classes=classes,
-                              generator=torch.Generator().manual_seed(seed)).accuracy
-    ours_total, ref_total = walk_s + ours_s, dgl_walk_s + gensim_s
-    ratio = ref_total / ours_total
-    print(f"(b) accuracy: graphflow {ours_acc:.4f}, gensim {theirs_acc:.4f}; end to end: "
-          f"graphflow {ours_total:.1f}s vs DGL walks + gensim {ref_total:.1f}s: {ratio:.2f}x "
-          f"(training only {gensim_s / ours_s:.2f}x; with graphflow's walks on both sides "
-          f"{(walk_s + gensim_s) / ours_total:.2f}x)", flush=True)
-    return {"e2e_nodes": nodes, "e2e_edges": graph.num_edges, "e2e_tokens": tokens,
-            "e2e_walk_s": round(walk_s, 2), "dgl_walk_s": round(dgl_walk_s, 2),
-            "e2e_train_s": round(ours_s, 2), "gensim_train_s": round(gensim_s, 2),
-            "e2e_tokens_per_s": round(tokens / ours_s), "gensim_tokens_per_s":
-            round(tokens / gensim_s), "e2e_acc": round(ours_acc, 4),
-            "gensim_acc": round(theirs_acc, 4), "train_ratio": round(gensim_s / ours_s, 2),
-            "same_walks_ratio": round((walk_s + gensim_s) / ours_total, 2),
-            "ratio": round(ratio, 2)}
+    out: dict[str, object] = {f"{case}_nodes": nodes, f"{case}_edges": graph.num_edges,
+                              f"{case}_tokens": tokens,
+                              f"{case}_train_workers": workers}
+    totals = {}
+    for name, peer in (("graphflow", ours), ("dgl_gensim", dgl_peer),
+                       ("pecanpy_gensim", pecan_peer)):
+        figures = evaluate(peer["emb"], labels, train, test, classes, seed)
+        total = peer["walk_s"] + peer["train_s"]
+        totals[name] = total
+        out.update({f"{case}_{name}_walk_s": round(peer["walk_s"], 2),
+                    f"{case}_{name}_train_s": round(peer["train_s"], 2),
+                    f"{case}_{name}_total_s": round(total, 2)})
+        out.update({f"{case}_{name}_{k}": v for k, v in figures.items()})
+        print(f"    {name:15s} {total:6.1f}s  acc {figures['acc']:.4f}  micro-F1 "
+              f"{figures['micro_f1']:.4f}  macro-F1 {figures['macro_f1']:.4f}", flush=True)
+    faster = min(("dgl_gensim", "pecanpy_gensim"), key=totals.get)
+    ratio = totals[faster] / totals["graphflow"]
+    out[f"{case}_faster_peer"] = faster
+    out[f"{case}_ratio"] = round(ratio, 2)
+    out[f"{case}_train_ratio"] = round(
+        min(dgl_peer["train_s"], pecan_peer["train_s"]) / ours["train_s"], 2)
+    print(f"    end to end: {ratio:.2f}x the faster peer ({faster})", flush=True)
+    return out
 
 
 def main() -> None:
@@ -197,13 +302,13 @@ def main() -> None:
     p.add_argument("--quick", action="store_true", help="small graphs, under a minute")
     p.add_argument("--device", default="cpu")
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch and DGL")
-    p.add_argument("--train-threads", type=int, default=None,
-                   help="CPU threads of graphflow's skip-gram (default: --threads, as many "
-                        "as gensim's 2 workers by default)")
+    p.add_argument("--train-workers", type=int, default=None,
+                   help="graphflow's Hogwild skip-gram workers (default: the core policy's, "
+                        "one per core)")
+    p.add_argument("--cases", default="sbm,dense", help="end-to-end cases: sbm, dense")
     p.add_argument("--walk-nodes", type=int, default=None)
     p.add_argument("--walk-edges", type=int, default=None)
     p.add_argument("--walk-seeds", type=int, default=None)
-    p.add_argument("--e2e-nodes", type=int, default=None)
     p.add_argument("--skip-walks", action="store_true")
     p.add_argument("--skip-e2e", action="store_true")
     p.add_argument("--seed", type=int, default=0)
@@ -211,10 +316,8 @@ def main() -> None:
     if args.threads:
         torch.set_num_threads(args.threads)
         dgl.utils.set_num_threads(args.threads)
-    train_threads = args.train_threads if args.train_threads is not None else args.threads
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
-                                  "train_threads": train_threads or torch.get_num_threads(),
                                   "quick": args.quick}
     if not args.skip_walks:
         figures.update(bench_walks(
@@ -222,8 +325,12 @@ def main() -> None:
             args.walk_edges or (1_000_000 if args.quick else 10_000_000),
             args.walk_seeds or (5_000 if args.quick else 50_000), device, args.seed))
     if not args.skip_e2e:
-        figures.update(bench_end_to_end(args.e2e_nodes or (2_000 if args.quick else 20_000),
-                                        device, train_threads, args.seed))
+        if "dense" in args.cases or "sbm" in args.cases:
+            figures["pecanpy_jit_s"] = round(warm_pecanpy(torch.get_num_threads()), 2)
+        for case in args.cases.split(","):
+            figures.update(bench_end_to_end(case.strip(), args.quick, device,
+                                            torch.get_num_threads(), args.train_workers,
+                                            args.seed))
     print(json.dumps(figures))
 
 

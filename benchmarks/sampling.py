@@ -15,12 +15,16 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    core) against the best of DGL's ways to do it (``sample_blocks`` in a loop, and its
    ``DataLoader`` with 0 and 2 worker processes), in alternating rounds. ``ratio`` =
    graphflow / best DGL: the figure the sampling goal is judged by.
-2. **End to end** (``--e2e-batches`` > 0): sampled GraphSAGE training, 3 layers, hidden 256,
-   mean aggregator, 100 random features, 16 classes, Adam; graphflow (``iterate`` with its
-   prefetch workers + ``graphflow.nn.SAGEConv`` on ``Adjacency.from_block``) vs a DGL script
-   (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + ``dgl.nn.SAGEConv``). A full epoch
-   over all nodes is ~1000 batches, so both run the same fixed number of batches (in two
-   alternating halves) and we report seconds per batch and the projected epoch time.
+2. **End to end** (``--epochs`` > 0, default 1): sampled GraphSAGE training, 3 layers,
+   hidden 256, mean aggregator, 100 random features, 16 classes, Adam; graphflow (``iterate``
+   + ``graphflow.nn.SAGEConv`` on ``Adjacency.from_block``, threads and sampling workers from
+   the core policy ``graphflow.cores`` as a ``node_classification`` stage gets them) vs a DGL
+   script (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + ``dgl.nn.SAGEConv``, torch's
+   threads). Each epoch is a whole pass over all N nodes in the same fixed order (977 batches
+   at 1M nodes), the epochs of the two alternating (DGL, graphflow, DGL, ...) so that load
+   from other processes hits both; ``train_speedup`` = DGL's total epoch time / graphflow's.
+   ``--e2e-batches K`` cuts each epoch to its first K batches (a quick check, labelled as
+   partial in the output).
 3. **Products scale** (``--products``): graphflow only, 2.4M nodes, 62M edges, 100 features,
    8% of nodes as training seeds (as ogbn-products): time per batch, batches per epoch, the
    epoch time (``--products-batches`` 0: a full epoch) and the peak resident memory.
@@ -50,6 +54,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
+from graphflow import cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.generate import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
@@ -183,7 +188,7 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
     rate = {name: edges[name] / seconds[name] for name in peers}
     best_dgl = max((name for name in peers if name.startswith("DGL")), key=rate.get)
     print(f"throughput, {len(batches)} batches in a row, {rounds} alternating rounds "
-          f"(graphflow: {ours.options.workers} workers):")
+          f"(graphflow: {ours.num_workers()} workers):")
     for name in peers:
         print(f"  {name + ':':28s} {rate[name] / 1e6:8.2f} M edges/s")
     ratio = rate["graphflow iterate"] / rate[best_dgl]
@@ -193,7 +198,7 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
             "dgl_loop_edges_per_s": rate["DGL sample_blocks loop"],
             "dgl_loader0_edges_per_s": rate["DGL DataLoader, 0 workers"],
             "dgl_loader2_edges_per_s": rate["DGL DataLoader, 2 workers"],
-            "graphflow_workers": ours.options.workers}
+            "graphflow_workers": ours.num_workers()}
 
 
 # ------------------------------------------------------------------------------ training
@@ -233,26 +238,31 @@ def worker_option(workers: int | None) -> dict[str, int]:
 
 def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
                     batch: int, workers: int | None) -> tuple[float, int]:
-    """Seconds for one pass over ``seeds`` with graphflow, and the batches done."""
+    """Seconds for one pass over ``seeds`` with graphflow, and the batches done: threads and
+    sampling workers as the core policy gives a sampled ``node_classification`` stage
+    (``--workers`` overrides the workers)."""
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=batch,
-                                              shuffle=False, prefetch=1, threads=1,
-                                              **worker_option(workers)))
+                                              shuffle=False, prefetch=1, threads=1))
     graph = sampler.prepare(data, device)
+    plan = cores.plan("sampled", None, {"workers": workers})
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     n = 0
-    t = time.perf_counter()
-    for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(0)):
-        out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
-        loss = F.cross_entropy(out, mb.labels)
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        n += 1
-    if device.type == "cuda":
-        torch.cuda.synchronize()
-    return time.perf_counter() - t, n
+    with cores.applied(plan):
+        t = time.perf_counter()
+        for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(0),
+                                  workers=plan.workers):
+            out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+            loss = F.cross_entropy(out, mb.labels)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            n += 1
+        if device.type == "cuda":
+            torch.cuda.synchronize()
+        seconds = time.perf_counter() - t
+    return seconds, n
 
 
 def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
@@ -281,31 +291,41 @@ def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
     return time.perf_counter() - t, n
 
 
-def bench_training(data: GraphData, device: torch.device, batch: int, batches: int,
-                   seed: int, workers: int | None) -> dict[str, float]:
-    seeds = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed + 7))
-    halves = [seeds[:batch * (batches // 2)], seeds[batch * (batches // 2):batch * batches]]
-    warm = seeds[-batch * 2:]
+def bench_training(data: GraphData, device: torch.device, batch: int, epochs: int,
+                   limit: int, seed: int, workers: int | None) -> dict[str, object]:
+    """Whole epochs (``limit`` > 0: the first ``limit`` batches of each) of both peers,
+    alternating, on the same seed order."""
+    order = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed + 7))
+    per_epoch = -(-data.num_nodes // batch)
+    todo = per_epoch if limit <= 0 else min(limit, per_epoch)
+    seeds = order[:todo * batch]
+    warm = order[-batch * 2:]
     train_graphflow(data, device, warm, batch, workers)  # warm-up: allocator, first-call costs
     train_dgl(data, device, warm, batch)
-    t_ours = t_dgl = 0.0
+    ours, theirs = [], []
     n_ours = n_dgl = 0
-    for part in halves:  # alternate, so that background noise hits both alike
-        s, n = train_dgl(data, device, part, batch)
-        t_dgl, n_dgl = t_dgl + s, n_dgl + n
-        s, n = train_graphflow(data, device, part, batch, workers)
-        t_ours, n_ours = t_ours + s, n_ours + n
-    per_epoch = -(-data.num_nodes // batch)
-    ours_b, dgl_b = t_ours / n_ours, t_dgl / n_dgl
-    print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, {n_ours} batches of "
-          f"{batch} (an epoch over all nodes is {per_epoch} batches):")
-    print(f"  graphflow: {ours_b * 1e3:7.1f} ms/batch  epoch ~{ours_b * per_epoch:7.1f}s")
-    print(f"  DGL:       {dgl_b * 1e3:7.1f} ms/batch  epoch ~{dgl_b * per_epoch:7.1f}s")
-    print(f"  ratio DGL time / graphflow time: {dgl_b / ours_b:.2f}", flush=True)
-    return {"graphflow_train_s_per_batch": ours_b, "dgl_train_s_per_batch": dgl_b,
-            "train_batches": n_ours, "batches_per_epoch": per_epoch,
-            "graphflow_epoch_s_projected": ours_b * per_epoch,
-            "dgl_epoch_s_projected": dgl_b * per_epoch, "train_speedup": dgl_b / ours_b}
+    for _ in range(epochs):  # alternate, so that background noise hits both alike
+        s, n_dgl = train_dgl(data, device, seeds, batch)
+        theirs.append(s)
+        s, n_ours = train_graphflow(data, device, seeds, batch, workers)
+        ours.append(s)
+    assert n_ours == n_dgl == todo, (n_ours, n_dgl, todo)
+    plan = cores.plan("sampled", None, {"workers": workers})
+    what = "whole epochs" if todo == per_epoch else f"PARTIAL epochs ({todo} of {per_epoch} batches)"
+    print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, batch {batch}, {epochs} "
+          f"{what} per library (graphflow: {plan.threads} threads, {plan.workers} sampling "
+          f"workers; DGL: {torch.get_num_threads()} threads, DataLoader 0 workers):")
+    print(f"  graphflow: epochs {', '.join(f'{x:.1f}' for x in ours)} s "
+          f"({sum(ours) / (epochs * todo) * 1e3:.1f} ms/batch)")
+    print(f"  DGL:       epochs {', '.join(f'{x:.1f}' for x in theirs)} s "
+          f"({sum(theirs) / (epochs * todo) * 1e3:.1f} ms/batch)")
+    speedup = sum(theirs) / sum(ours)
+    print(f"  train_speedup (DGL time / graphflow time): {speedup:.2f}; per epoch "
+          f"{', '.join(f'{b / a:.2f}' for a, b in zip(ours, theirs))}", flush=True)
+    return {"graphflow_epoch_s": ours, "dgl_epoch_s": theirs, "train_batches": todo,
+            "batches_per_epoch": per_epoch, "whole_epochs": todo == per_epoch,
+            "train_epochs": epochs, "graphflow_threads": plan.threads,
+            "graphflow_sampling_workers": plan.workers, "train_speedup": speedup}
 
 
 def bench_products(device: torch.device, batch: int, batches: int, seed: int,
@@ -334,10 +354,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0, help="CPU threads for torch and DGL")
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--workers", type=int, default=None,
-                   help="graphflow's background sampling workers (default: the sampler's)")
+                   help="graphflow's background sampling workers (default: the sampler's 2 for the "
+                        "throughput section, the core policy's for training)")
     p.add_argument("--batches", type=int, default=None, help="sampling batches (default 40)")
-    p.add_argument("--e2e-batches", type=int, default=None,
-                   help="training batches per library (default 30; 0 skips training)")
+    p.add_argument("--epochs", type=int, default=1,
+                   help="whole training epochs per library (default 1; 0 skips training)")
+    p.add_argument("--e2e-batches", type=int, default=0,
+                   help="cut each training epoch to its first K batches (a quick, partial "
+                        "check; default 0: whole epochs)")
     p.add_argument("--products", action="store_true", help="the products-scale run only")
     p.add_argument("--products-batches", type=int, default=40,
                    help="batches of the products run (0: a full epoch)")
@@ -356,17 +380,19 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     nodes, edges = (200_000, 4_000_000) if args.quick else (1_000_000, 20_000_000)
     count = args.batches or (20 if args.quick else 40)
-    e2e = args.e2e_batches if args.e2e_batches is not None else (6 if args.quick else 30)
-    data = build(nodes, edges, args.seed, features=FEATURES if e2e else 0)
+    data = build(nodes, edges, args.seed, features=FEATURES if args.epochs else 0)
     figures.update({"nodes": nodes, "edges": edges})
     batches = seed_batches(nodes, args.batch, count + 2, args.seed)
     sampling, graph = bench_sampling(data, device, batches, warmup=2)
     figures.update(sampling)
     figures.update(bench_throughput(data, graph, batches[2:], args.workers))
-    if e2e:
-        figures.update(bench_training(data, device, args.batch, e2e, args.seed, args.workers))
+    if args.epochs:
+        figures.update(bench_training(data, device, args.batch, args.epochs, args.e2e_batches,
+                                      args.seed, args.workers))
     figures["peak_rss_gib"] = peak_rss_gib()
-    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else v)
+    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else
+                          [round(x, 3) for x in v] if isinstance(v, list)
+                          and v and isinstance(v[0], float) else v)
                       for k, v in figures.items()}))
     return 0
 

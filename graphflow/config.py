@@ -8,7 +8,8 @@ The file format is the user contract::
     [sample]              optional
     [model]               optional
     [train] / [[train]]   optional; several [[train]] stages run in order, and each may carry
-                          its own [train.sample] / [train.model] sub-table
+                          its own [train.sample] / [train.model] sub-table, and a
+                          [train.cores] table overriding the core policy (graphflow.cores)
     [[export]]            0..n
 
 Every component section has ``type``; all its other keys are options validated against the
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from graphflow.components import Kind
+from graphflow.cores import CoreOptions
 from graphflow.errors import ConfigError, did_you_mean
 from graphflow.options import coerce, parse_options
 from graphflow.registry import ComponentInfo, Registry
@@ -52,6 +54,7 @@ class PipelineSettings:
     seed: int = 0
     device: str = "auto"
     out_dir: Path | None = None  # None: runs/<name> under the working directory
+    cores: int = 0  # the core budget of graphflow.cores; 0: torch's thread count at the start
 
 
 @dataclass(frozen=True)
@@ -83,6 +86,7 @@ class TrainSpec:
     task: ComponentSpec
     sample: ComponentSpec | None
     model: ComponentSpec | None
+    cores: CoreOptions = dataclasses.field(default_factory=CoreOptions)  # [train.cores]
 
 
 @dataclass(frozen=True)
@@ -104,7 +108,7 @@ class PipelineConfig:
         s = self.settings
         out: dict[str, Any] = {
             "pipeline": {"name": s.name, "seed": s.seed, "device": s.device,
-                         "out_dir": str(s.out_dir) if s.out_dir else None},
+                         "out_dir": str(s.out_dir) if s.out_dir else None, "cores": s.cores},
             "load": self.load.resolved(),
             "transform": [t.resolved() for t in self.transforms],
         }
@@ -118,6 +122,8 @@ class PipelineConfig:
             for name, spec in (("sample", t.sample), ("model", t.model)):
                 if spec is not None and spec is not getattr(self, name):
                     entry[name] = spec.resolved()
+            if not t.cores.is_default():
+                entry["cores"] = dataclasses.asdict(t.cores)
             out["train"].append(entry)
         out["export"] = [e.resolved() for e in self.exports]
         return out
@@ -240,13 +246,16 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
     if not isinstance(table, dict):
         raise ConfigError(f"{src}: [pipeline] must be a table")
     fields = {f.name: f.type for f in dataclasses.fields(PipelineSettings)}
-    hints = {"name": str, "seed": int, "device": str, "out_dir": Path}
+    hints = {"name": str, "seed": int, "device": str, "out_dir": Path, "cores": int}
     values = {}
     for key, value in table.items():
         if key not in fields:
             raise ConfigError(f"{src}: pipeline.{key}: unknown key{did_you_mean(key, fields)}; "
                               f"valid keys: {', '.join(fields)}")
         values[key] = coerce(value, hints[key], where=f"{src}: pipeline.{key}", base_dir=base)
+    if values.get("cores", 0) < 0:
+        raise ConfigError(f"{src}: pipeline.cores: must be >= 0 (0 = torch's thread count), "
+                          f"got {values['cores']}")
     device = values.get("device", "auto")
     if not _valid_device(device):
         raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '
@@ -299,8 +308,11 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
         value = table.get(sub)
         if isinstance(value, dict):
             subs[sub] = _component(value, f"{section}.{sub}", kind, registry, src, base)
-    task = _component(table, section, "task", registry, src, base, skip=tuple(subs))
-    spec = TrainSpec(task=task, sample=subs.get("sample", sample), model=subs.get("model", model))
+    task = _component(table, section, "task", registry, src, base,
+                      skip=tuple(subs) + ("cores",))
+    cores = _cores(table.get("cores", {}), f"{section}.cores", src, base)
+    spec = TrainSpec(task=task, sample=subs.get("sample", sample), model=subs.get("model", model),
+                     cores=cores)
     cls = task.info.cls
     if cls.requires_model and spec.model is None:
         raise ConfigError(f'{src}: [{section}] {task.type} needs a [model] section '
@@ -309,6 +321,14 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
         raise ConfigError(f"{src}: [{section}] {task.type} needs a [sample] section; "
                           f"samplers: {', '.join(registry.names('sampler'))}")
     return spec
+
+
+def _cores(table: Any, section: str, src: str, base: Path) -> CoreOptions:
+    """A stage's ``[train.cores]`` table (see :mod:`graphflow.cores`)."""
+    if not isinstance(table, dict):
+        raise ConfigError(f"{src}: [{section}] must be a table, e.g. [{section}] threads = 2")
+    return parse_options(CoreOptions, table, section=section, component="cores", source=src,
+                         base_dir=base)
 
 
 def _jsonable(value: Any) -> Any:

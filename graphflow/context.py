@@ -21,6 +21,7 @@ from graphflow.progress import progress
 
 if TYPE_CHECKING:
     from graphflow.components import Model, Sampler
+    from graphflow.cores import CorePlan
     from graphflow.config import PipelineConfig
     from graphflow.graph import GraphData
     from graphflow.manager import PluginHost
@@ -92,6 +93,8 @@ class RunContext:
     sampler: Sampler | None = None
     sampler_graph: Any = None
     model: Model | None = None
+    # The running training stage's core plan (graphflow.cores): threads and workers to use.
+    cores: CorePlan | None = None
 
     @property
     def metrics_path(self) -> Path:

@@ -71,6 +71,50 @@ def sbm(nodes: int, classes: int, features: int, *, p_in: float, p_out: float, s
     return Generated(src=src, dst=dst, num_nodes=nodes, feat=feat, label=label)
 
 
+def overlapping_communities(nodes: int, labels: int, degree: float, *, seed: int = 0,
+                            extra_labels: float = 0.4, within: float = 0.6,
+                            popularity: float = 1.0) -> Generated:
+    """Undirected multi-label graph of overlapping communities (a BlogCatalog-like benchmark).
+
+    Each node joins ``1 + Poisson(extra_labels)`` distinct communities (at most ``labels``),
+    picked with probability ∝ ``(rank + 1) ** -popularity``, so that a few labels are common
+    and most are rare. A share ``within`` of the ``nodes * degree / 2`` undirected edges joins
+    two members of one community (a random membership, then a random member of its
+    community); the rest join uniform random pairs. Duplicates and self-loops are dropped, so
+    the mean degree comes out slightly below ``degree``.
+
+    :returns: edges in both directions; ``label`` float32 (N, labels) 0/1 memberships.
+    """
+    if nodes <= 1 or labels <= 0 or degree <= 0 or not 0 <= within <= 1:
+        raise ValueError("overlapping_communities needs nodes > 1, labels > 0, degree > 0 "
+                         "and within in [0, 1]")
+    gen = torch.Generator().manual_seed(seed)
+    weight = (torch.arange(labels, dtype=torch.float64) + 1) ** -popularity  # (C,)
+    count = (1 + torch.poisson(torch.full((nodes,), extra_labels, dtype=torch.float64),
+                               generator=gen)).clamp(max=labels).long()  # (N,)
+    # Distinct labels per node: Gumbel top-k over the popularity weights, k = count.
+    keys = weight.log() - torch.log(-torch.log(torch.rand(nodes, labels, generator=gen,
+                                                          dtype=torch.float64)))
+    rank = keys.argsort(1, descending=True).argsort(1)  # (N, C) rank of each label's key
+    member = rank < count[:, None]  # (N, C)
+    label_of, node_of = member.T.nonzero(as_tuple=True)  # (M,) memberships, by label
+    size = member.sum(0)  # (C,)
+    start = torch.cumsum(size, 0) - size
+    total = int(nodes * degree / 2)
+    inside = int(total * within)
+    pick = torch.randint(node_of.numel(), (inside,), generator=gen)
+    lab = label_of[pick]
+    other = start[lab] + (torch.rand(inside, generator=gen) * size[lab]).long()
+    u = torch.cat([node_of[pick], torch.randint(nodes, (total - inside,), generator=gen)])
+    v = torch.cat([node_of[other], torch.randint(nodes, (total - inside,), generator=gen)])
+    keep = u != v
+    lo, hi = torch.minimum(u[keep], v[keep]), torch.maximum(u[keep], v[keep])
+    key = torch.unique(lo * nodes + hi)
+    lo, hi = key // nodes, key % nodes
+    return Generated(src=torch.cat([lo, hi]), dst=torch.cat([hi, lo]), num_nodes=nodes,
+                     label=member.float())
+
+
 def rmat(nodes: int, edges: int, *, seed: int = 0, a: float = 0.57, b: float = 0.19,
          c: float = 0.19, chunk: int = 1 << 18) -> Generated:
     """R-MAT edges (Chakrabarti et al. 2004) with the Graph500 quadrant probabilities.

@@ -64,10 +64,15 @@ class RunRecord:
         }
 
     def add_stage(self, section: str, type_: str, plugin: str, seconds: float,
-                  memory: dict[str, Any] | None = None) -> None:
-        """One finished stage; ``memory``: its peaks (see :class:`graphflow.memory.PeakMemory`)."""
-        self.data["stages"].append({"section": section, "type": type_, "plugin": plugin,
-                                    "seconds": round(seconds, 4), **(memory or {})})
+                  memory: dict[str, Any] | None = None,
+                  cores: dict[str, Any] | None = None) -> None:
+        """One finished stage; ``memory``: its peaks (see :class:`graphflow.memory.PeakMemory`);
+        ``cores``: a training stage's core plan (graphflow.cores)."""
+        entry = {"section": section, "type": type_, "plugin": plugin,
+                 "seconds": round(seconds, 4), **(memory or {})}
+        if cores is not None:
+            entry["cores"] = cores
+        self.data["stages"].append(entry)
 
     def finish(self, *, status: str, metrics: dict[str, float], outputs: list[dict[str, str]],
                error: str | None = None) -> dict[str, Any]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphflow import cores
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
 from graphflow.device import resolve_device
@@ -93,7 +94,9 @@ def _plan(config: PipelineConfig) -> Iterator[tuple[ComponentSpec, Action]]:
             yield train.sample, _sample
         if train.model is not None:
             yield train.model, _model
-        yield train.task, _train if train.sample is not None else _train_without_sampler
+        yield train.task, _with_cores(
+            _train if train.sample is not None else _train_without_sampler, train.cores,
+            config.settings.cores, has_sampler=train.sample is not None)
     if not config.train:  # still build (and so check) a lone [sample] / [model]
         if config.sample is not None:
             yield config.sample, _sample
@@ -133,7 +136,9 @@ def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: 
                                     component=None if component is spec.info else component
                                     ) from exc
     seconds = time.perf_counter() - start
-    record.add_stage(stage.section, stage.type, stage.plugin, seconds, memory.stop())
+    plan, ctx.cores = ctx.cores, None
+    record.add_stage(stage.section, stage.type, stage.plugin, seconds, memory.stop(),
+                     cores=plan.as_record() if plan is not None else None)
     ctx.host.broadcast("graphflow_stage_end", ctx=ctx, stage=stage, seconds=seconds)
 
 
@@ -181,6 +186,20 @@ def _sample(ctx: RunContext, sampler: Any) -> None:
 
 def _model(ctx: RunContext, model: Any) -> None:
     ctx.model = model
+
+
+def _with_cores(action: Action, overrides: cores.CoreOptions, budget: int, *,
+                has_sampler: bool) -> Action:
+    """``action`` run under the stage's core plan (``ctx.cores``, see graphflow.cores); the
+    caller's torch thread setting comes back afterwards."""
+    def run(ctx: RunContext, task: Any) -> None:
+        workload = cores.task_workload(task, has_sampler)
+        ctx.cores = cores.plan(workload, budget, overrides,
+                               *cores.component_settings(task, ctx.sampler, workload))
+        with cores.applied(ctx.cores):
+            action(ctx, task)
+
+    return run
 
 
 def _train(ctx: RunContext, task: Any) -> None:

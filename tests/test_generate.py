@@ -1,3 +1,4 @@
+import pytest
 import torch
 
 from graphflow.generate import rmat, sbm
@@ -51,3 +52,21 @@ def test_generators_reject_bad_arguments():
         sbm(10, 2, 2, p_in=1.5, p_out=0.1)
     with pytest.raises(ValueError, match="a \\+ b \\+ c < 1"):
         rmat(10, 10, a=0.5, b=0.3, c=0.3)
+
+
+def test_overlapping_communities_are_undirected_multilabel_and_dense():
+    from graphflow.generate import overlapping_communities
+
+    g = overlapping_communities(600, 12, 40.0, seed=3)
+    assert g.label.shape == (600, 12) and set(g.label.unique().tolist()) <= {0.0, 1.0}
+    assert (g.label.sum(1) >= 1).all() and g.label.sum(1).mean() > 1.2  # overlapping
+    sizes = g.label.sum(0)
+    assert sizes[0] > 3 * sizes[-1]  # popularity-skewed
+    key = g.src * 600 + g.dst
+    assert torch.equal(torch.sort(key).values, torch.sort(g.dst * 600 + g.src).values)
+    assert key.unique().numel() == key.numel() and not (g.src == g.dst).any()
+    assert 30 < g.src.numel() / 600 <= 40  # mean degree near the target
+    again = overlapping_communities(600, 12, 40.0, seed=3)
+    assert torch.equal(again.src, g.src) and torch.equal(again.label, g.label)
+    with pytest.raises(ValueError, match="within in"):
+        overlapping_communities(600, 12, 40.0, within=1.5)

@@ -50,6 +50,9 @@ from graphflow.sampling.features import FeatureStore, Placement
 from graphflow.sampling.prefetch import prefetch
 from graphflow.sampling.seeds import check_seeds, num_batches, seed_batches, seed_ids
 
+DEFAULT_WORKERS = 2
+"""Background workers of ``iterate()`` when neither the option nor the caller says."""
+
 
 @dataclass
 class NeighborOptions:
@@ -73,9 +76,11 @@ class NeighborOptions:
                                  'at most half the free GPU memory, else pinned).')
     prefetch: int = option(1, "Batches each background worker prepares ahead (0: sample in "
                            "the training loop's thread, no workers).")
-    workers: int = option(2, "Background threads sampling batches for iterate(), each on its "
-                          "own batches (one core each); the batches are the same for any "
-                          "number of workers.")
+    workers: int | None = option(
+        None, "Background threads sampling batches for iterate(), each on its own batches "
+              "(one core each); the batches are the same for any number of workers. Default: "
+              "the run's core policy (graphflow.cores: inline on fewer than 4 cores), "
+              f"{DEFAULT_WORKERS} when iterate() is called outside a run.")
     threads: int = option(1, "CPU intra-op threads of sampling and gathering (0: torch's "
                           "setting). Sampling ops are small and memory-bound: one thread "
                           "avoids fork/join costs and leaves the other cores to training.")
@@ -91,7 +96,7 @@ class NeighborOptions:
             raise ValueError(f"batch_size = {self.batch_size}: must be > 0")
         if self.prefetch < 0:
             raise ValueError(f"prefetch = {self.prefetch}: must be >= 0")
-        if self.workers < 1:
+        if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers = {self.workers}: must be >= 1 (prefetch = 0 samples "
                              f"without background threads)")
         if self.threads < 0:
@@ -193,12 +198,16 @@ class MinibatchSampler(Sampler):
         return num_batches(num_seeds, self.options.batch_size, drop_last=self.options.drop_last)
 
     def iterate(self, graph: SampledGraph, seeds: torch.Tensor,
-                generator: torch.Generator | None = None) -> Iterator[MiniBatch]:
+                generator: torch.Generator | None = None, *,
+                workers: int | None = None) -> Iterator[MiniBatch]:
         """Shuffled, batched, prefetched minibatches over ``seeds`` (see the module docstring).
 
         :param graph: what :meth:`prepare` returned.
         :param seeds: int64 (S,) node ids or a bool mask (N,).
         :param generator: a CPU generator for the shuffle and the sampling seed.
+        :param workers: background workers (0: sample in the caller's thread); default the
+            ``workers`` option, else :data:`DEFAULT_WORKERS`. A training task passes its core
+            plan's (``ctx.cores.workers``). The batches are the same either way.
         """
         graph = self._check_graph(graph)
         o = self.options
@@ -218,12 +227,15 @@ class MinibatchSampler(Sampler):
         stream_device = graph.output_device if graph.output_device.type == "cuda" \
             else graph.device  # the side stream sits where the batch's last copies go
         return prefetch(produce, list(enumerate(batches)), depth=o.prefetch,
-                        workers=self.num_workers(), device=stream_device)
+                        workers=self.num_workers(workers), device=stream_device)
 
-    def num_workers(self) -> int:
+    def num_workers(self, planned: int | None = None) -> int:
         """Background threads of :meth:`iterate` (0: sample in the caller's thread, as
-        ``prefetch = 0`` does too)."""
-        return self.options.workers
+        ``prefetch = 0`` does too): ``planned`` when given, else the ``workers`` option,
+        else :data:`DEFAULT_WORKERS`."""
+        if planned is not None:
+            return planned
+        return self.options.workers if self.options.workers is not None else DEFAULT_WORKERS
 
     def _check_graph(self, graph: Any) -> SampledGraph:
         if not isinstance(graph, SampledGraph):

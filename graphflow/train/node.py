@@ -127,7 +127,8 @@ class MiniBatches:
     With a :class:`~graphflow.sampling.sampler.MinibatchSampler` the batches come from its
     ``iterate(graph, seeds, generator)`` (shuffled with ``generator``, prefetched, features
     and labels gathered on its output device); any other sampler gets the seeds shuffled
-    here, ``batch_size`` at a time, and ``sample(graph, seeds)`` per batch. The full graph
+    here, ``batch_size`` at a time, and ``sample(graph, seeds)`` per batch. ``workers`` (the
+    stage's core plan, :mod:`graphflow.cores`) goes to ``iterate``. The full graph
     and the features stay on the CPU; predictions use layer-wise inference over the full
     graph, ``inference_batch_size`` nodes at a time.
     """
@@ -136,8 +137,10 @@ class MiniBatches:
                  adj: Adjacency, x: Features, labels: torch.Tensor, train_ids: torch.Tensor,
                  *, sampler: Any, graph: Any, generator: torch.Generator,
                  use_sampled_features: bool, inference_batch_size: int,
-                 edge_values: torch.Tensor | None = None, progress: Progress | None = None):
+                 edge_values: torch.Tensor | None = None, progress: Progress | None = None,
+                 workers: int | None = None):
         self.model, self.stepper, self.objective = model, stepper, objective
+        self.workers = workers  # sampling workers of iterate() (the stage's core plan)
         # (E,) per input edge, looked up by each block's edge ids, on the device once.
         self.edge_values = None if edge_values is None else edge_values.to(stepper.device)
         self.adj, self.x, self.labels, self.train_ids = adj, x, labels, train_ids  # CPU
@@ -157,7 +160,11 @@ class MiniBatches:
     def batches(self) -> Iterator[MiniBatch]:
         """This epoch's minibatches over the training nodes."""
         if hasattr(self.sampler, "iterate"):
-            yield from self.sampler.iterate(self.graph, self.train_ids, self.generator)
+            if self.workers is None:
+                yield from self.sampler.iterate(self.graph, self.train_ids, self.generator)
+            else:
+                yield from self.sampler.iterate(self.graph, self.train_ids, self.generator,
+                                                workers=self.workers)
             return
         order = torch.randperm(self.train_ids.shape[0], generator=self.generator)
         for seeds in self.train_ids[order].split(self.sampler.options.batch_size):

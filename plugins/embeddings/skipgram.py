@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Literal
 
 import torch
 
+from graphflow import cores
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings, linear_lr
+from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers, linear_lr
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
@@ -43,9 +45,15 @@ class SkipGramOptions:
                         "(and link prediction when the sampler held out edges).")
     eval_train_fraction: float = option(0.5, "eval: training share of the labelled nodes when "
                                         "the graph has no train/test masks.")
-    threads: int = option(1, "CPU intra-op threads while training (0: torch's setting). The "
-                          "blocks are small matrix products: on a 2-core machine shared with "
-                          "other work one thread was 4-8x faster than two.")
+    workers: int | None = option(
+        None, "Hogwild trainer threads on the CPU, each on its own share of the walks, "
+              "updating the shared tables without locks (as word2vec/gensim). Default: the "
+              "core policy (every core, docs/cores.md); [train.cores] workers overrides. "
+              "1 = one trainer, reproducible from the seed; more are not bit-for-bit.")
+    threads: int | None = option(
+        None, "CPU intra-op threads of each trainer (default: the core policy, 1). The "
+              "blocks are small matrix products: one thread per trainer was 4-8x faster "
+              "than two on a 2-core machine shared with other work.")
     seed: int | None = option(None, "Seed of walks, noise and initialisation; default: the "
                               "pipeline seed.")
 
@@ -60,8 +68,10 @@ class SkipGramOptions:
         if not 0.0 < self.eval_train_fraction < 1.0:
             raise ValueError(f"eval_train_fraction = {self.eval_train_fraction}: must lie in "
                              f"(0, 1)")
-        if self.threads < 0:
-            raise ValueError(f"threads = {self.threads}: must be >= 0")
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads = {self.threads}: must be >= 1")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers = {self.workers}: must be >= 1")
 
 
 class SkipGramTask(Task):
@@ -76,7 +86,11 @@ class SkipGramTask(Task):
     tensor, scored as batched matrix products, and applied as sparse SGD row updates (a row
     seen many times in a chunk steps along a multiple of its mean gradient). Padding after a
     dead end never forms a pair. The walks, their order and the noise all come from one
-    generator seeded by ``seed``.
+    generator seeded by ``seed``. On the CPU each walk batch is trained by ``workers``
+    Hogwild threads (the core policy: one per core), each on its own share; with one worker a
+    seed reproduces the embeddings exactly, with several the update interleaving varies. A
+    graph with fewer nodes than one step's walk tokens (``batch_size * (walk_length + 1)``)
+    trains on one worker unless ``workers`` is set: there every row is in every step.
 
     Sets ``ctx.artifacts.embeddings`` (float32 (N, dim), CPU) for exporters and for later
     stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per
@@ -88,6 +102,7 @@ class SkipGramTask(Task):
     summary = "Skip-gram (word2vec SGNS) node embeddings from node2vec/deepwalk walks"
     Options = SkipGramOptions
     requires_sampler = True
+    workload = "walks"  # graphflow.cores: one Hogwild trainer per core
 
     def run(self, ctx: RunContext) -> None:
         o = self.options
@@ -105,8 +120,16 @@ class SkipGramTask(Task):
                                     dynamic_window=o.dynamic_window, subsample=o.subsample,
                                     precision=o.precision)
         lr0 = o.lr
+        plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
+                                       {"worker_threads": o.threads})
+        threads = plan.worker_threads
         step_walks = o.batch_size or (2048 if device.type == "cuda" else 64)
-        with intra_op_threads(o.threads):
+        workers = hogwild_workers(plan.workers if device.type == "cpu" else 1, n,
+                                  step_walks * (walk_opts.walk_length + 1),
+                                  forced="workers" in plan.overridden)
+        if ctx.cores is not None and ctx.cores.workers != workers:
+            ctx.cores = dataclasses.replace(ctx.cores, workers=workers)  # recorded as run
+        with intra_op_threads(threads):
             model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen)
         total = o.epochs * n * walk_opts.walks_per_node  # walks in the whole run
         done = 0
@@ -124,8 +147,10 @@ class SkipGramTask(Task):
                 _sync(device)
                 t1 = time.perf_counter()
                 walk_seconds += t1 - t0
-                with intra_op_threads(o.threads):
-                    step_loss, step_pairs, done = model.fit(walks, lr0, done, total, step_walks)
+                with intra_op_threads(threads):
+                    step_loss, step_pairs, done = model.fit(walks, lr0, done, total, step_walks,
+                                                            workers=workers,
+                                                            worker_threads=threads)
                 loss_sum += step_loss
                 pairs += step_pairs
                 _sync(device)

@@ -41,7 +41,7 @@ class DGLNeighborSampler(MinibatchSampler):
                               f'"neighbor" sampler')
         return torch.device("cpu")
 
-    def num_workers(self) -> int:
+    def num_workers(self, planned: int | None = None) -> int:
         return 0  # reproducible only in the caller's thread (see the class docstring)
 
     def build(self, data: GraphData, device: torch.device) -> dgl.DGLGraph:

@@ -173,7 +173,8 @@ class NodeClassification(Task):
                            inference_batch_size=o.inference_batch_size
                            or MINIBATCH_INFERENCE_BATCH,
                            edge_values=ctx.graph().graph.edata["weight"] if o.edge_weights
-                           else None, progress=progress)
+                           else None, progress=progress,
+                           workers=ctx.cores.workers if ctx.cores is not None else None)
 
     def _scaler(self, ctx: RunContext) -> torch.amp.GradScaler | None:
         if not self.options.amp:

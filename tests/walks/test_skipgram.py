@@ -191,3 +191,43 @@ def test_fit_is_steps_on_chunks_with_the_decaying_rate():
         manual_pairs += float(step_pairs)
     assert torch.equal(fitted.emb, stepped.emb) and torch.equal(fitted.ctx, stepped.ctx)
     assert float(loss) == pytest.approx(manual_loss) and float(pairs) == manual_pairs
+
+
+def test_hogwild_workers_train_every_walk_and_separate_the_communities():
+    graph = two_cliques()
+    gen = torch.Generator().manual_seed(0)
+    walks = random_walks(graph, torch.arange(16).repeat(40), 10, generator=gen)  # (640, 11)
+    settings = SkipGramSettings(dim=16, window=3)
+    one = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU,
+                   torch.Generator().manual_seed(1))
+    two = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU,
+                   torch.Generator().manual_seed(1))
+    _, pairs_one, _ = one.fit(walks, 0.2, 0, 640, step_walks=16)
+    loss, pairs, done = two.fit(walks, 0.2, 0, 640, step_walks=16, workers=2)
+    assert done == 640 and torch.isfinite(loss)
+    # Every walk trained once: the same positive pairs in total (windows differ per worker).
+    assert abs(float(pairs) - float(pairs_one)) < 0.1 * float(pairs_one)
+    assert torch.isfinite(two.emb).all() and torch.isfinite(two.ctx).all()
+    z = torch.nn.functional.normalize(two.embeddings()[:16], dim=1)
+    sim = z @ z.t()
+    same = torch.block_diag(torch.ones(8, 8), torch.ones(8, 8)).bool()
+    off = ~torch.eye(16, dtype=torch.bool)
+    assert sim[same & off].mean() > sim[~same].mean() + 0.3
+    assert torch.get_num_threads() >= 1  # the workers' thread settings stayed in the workers
+
+
+def test_a_failing_hogwild_worker_raises_in_the_caller():
+    graph = two_cliques()
+    model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=2), graph.in_strength(),
+                     CPU, torch.Generator().manual_seed(0))
+    walks = torch.full((64, 5), 999)  # node ids past the table
+    with pytest.raises(IndexError):
+        model.fit(walks, 0.1, 0, 64, step_walks=8, workers=2)
+
+
+def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
+    from graphflow.walks.skipgram import hogwild_workers
+
+    assert hogwild_workers(2, 10_000, 64 * 81) == 2
+    assert hogwild_workers(2, 2_000, 64 * 81) == 1  # every row in every step
+    assert hogwild_workers(2, 2_000, 64 * 81, forced=True) == 2

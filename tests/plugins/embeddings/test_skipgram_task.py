@@ -53,6 +53,9 @@ def test_skipgram_makes_embeddings_logs_epochs_and_evaluates(run_toml):
                 "emb_micro_f1", "emb_macro_f1"):
         assert key in m
     assert m["emb_test_acc"] > 0.8  # three well-separated communities
+    plan = next(s["cores"] for s in result.record["stages"] if s["section"] == "train.0")
+    # 300 nodes < one step's 64 x 21 walk tokens: one trainer, not one per core.
+    assert plan["workload"] == "walks" and plan["workers"] == 1
     lines = [json.loads(x) for x in ctx.metrics_path.read_text().splitlines()]
     epochs = [x for x in lines if x["stage"] == "train.0"]
     assert [x["epoch"] for x in epochs] == [1, 2]
@@ -60,9 +63,10 @@ def test_skipgram_makes_embeddings_logs_epochs_and_evaluates(run_toml):
 
 
 def test_same_seed_same_embeddings_other_seed_different(run_toml, tmp_path):
-    a = run_toml(SBM, out_dir=tmp_path / "a").ctx.artifacts.embeddings
-    b = run_toml(SBM, out_dir=tmp_path / "b").ctx.artifacts.embeddings
-    c = run_toml(SBM, ["pipeline.seed=2"], out_dir=tmp_path / "c").ctx.artifacts.embeddings
+    one = ["train.0.cores.workers=1"]  # one Hogwild trainer: bit-for-bit reproducible
+    a = run_toml(SBM, one, out_dir=tmp_path / "a").ctx.artifacts.embeddings
+    b = run_toml(SBM, one, out_dir=tmp_path / "b").ctx.artifacts.embeddings
+    c = run_toml(SBM, one + ["pipeline.seed=2"], out_dir=tmp_path / "c").ctx.artifacts.embeddings
     assert torch.equal(a, b)
     assert not torch.equal(a, c)
 
@@ -128,7 +132,10 @@ def test_skipgram_without_sample_section_is_refused_at_validation(run_toml):
     ("train.0.subsample=-1", r"subsample = -1.0: must be >= 0"),
     ("train.0.window=1.5", r"train.0.window: expected int, got 1.5"),
     ("train.0.eval_train_fraction=1.0", r"eval_train_fraction = 1.0: must lie in \(0, 1\)"),
-    ("train.0.threads=-1", r"threads = -1: must be >= 0"),
+    ("train.0.threads=0", r"threads = 0: must be >= 1"),
+    ("train.0.workers=0", r"workers = 0: must be >= 1"),
+    ("train.0.cores.workers=-1", r"cores.workers = -1: must be >= 0"),
+    ("train.0.cores.thread=2", r'train.0.cores.thread: unknown option .*did you mean "threads"'),
 ])
 def test_bad_skipgram_options(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):

@@ -42,8 +42,9 @@ class RunRecord:
     """Accumulates stage timings and writes ``run.json`` atomically."""
 
     def __init__(self, path: Path, *, name: str, config: dict[str, Any], config_hash: str,
-                 seed: int, device: torch.device):
+                 seed: int, device: torch.device, write: bool = True):
         self.path = path
+        self.write = write  # False on the ranks of a data-parallel run other than 0
         self.started = time.time()
         self.data: dict[str, Any] = {
             "name": name,
@@ -72,5 +73,6 @@ class RunRecord:
                          seconds=round(time.time() - self.started, 3))
         self.data["outputs"] = list(outputs) + [{"path": str(self.path), "what": "record",
                                                  "section": "pipeline"}]
-        write_json(self.path, self.data)
+        if self.write:
+            write_json(self.path, self.data)
         return self.data

@@ -63,9 +63,7 @@ def test_partition_round_trips_with_original_ids(cli, host, example, tmp_path, m
         assert abs(trains[0] - trains[1]) <= 2
 
 
-def test_training_on_a_partitioned_graph_exports_original_ids(cli, example, tmp_path):
-    out = tmp_path / "parts"
-    assert cli("partition", example, "--parts", "2", "--out", out, "--quiet")[0] == 0
+def test_training_on_a_partitioned_graph_exports_original_ids(cli, example, parts, tmp_path):
     text = example.read_text()
     load = text[text.index("[load]"):text.index("[model]")]
     pipeline = tmp_path / "trained.toml"
@@ -87,42 +85,43 @@ def test_parts_zero(cli, example, tmp_path):
     assert not (tmp_path / "p").exists()
 
 
-def test_missing_partition_config(cli, tmp_path):
+def _load_error(cli, tmp_path, load: str) -> str:
+    """stderr of running a pipeline whose [load] is ``load`` (a run that must fail)."""
     pipeline = tmp_path / "p.toml"
-    pipeline.write_text('[load]\ntype = "partitioned"\npath = "nowhere/graph.json"\n')
-    code, out, err = cli("run", pipeline, "--out-dir", tmp_path / "o")
+    pipeline.write_text(f'[load]\ntype = "partitioned"\n{load}')
+    code, stdout, err = cli("run", pipeline, "--out-dir", tmp_path / "o")
     assert code == 1
-    assert err.strip() == (
+    return err.strip()
+
+
+@pytest.fixture
+def parts(cli, example, tmp_path):
+    """The edgelist example partitioned in two into tmp_path/parts."""
+    assert cli("partition", example, "--parts", "2", "--out", tmp_path / "parts",
+               "--quiet")[0] == 0
+    return tmp_path / "parts"
+
+
+def test_missing_partition_config(cli, tmp_path):
+    assert _load_error(cli, tmp_path, 'path = "nowhere/graph.json"\n') == (
         f"graphflow: error: [load] partitioned: partition config not found: "
         f"{tmp_path / 'nowhere' / 'graph.json'}; make it with: graphflow partition "
         f"PIPELINE.toml --parts N --out {tmp_path / 'nowhere'}")
 
 
-def test_partition_without_the_features_the_pipeline_needs(cli, example, tmp_path):
-    out = tmp_path / "parts"
-    assert cli("partition", example, "--parts", "2", "--out", out, "--quiet")[0] == 0
-    pipeline = tmp_path / "p.toml"
-    pipeline.write_text('[load]\ntype = "partitioned"\npath = "parts/graph.json"\n'
-                        'node_data = ["feat", "year"]\n')
-    code, stdout, err = cli("run", pipeline, "--out-dir", tmp_path / "o")
-    assert code == 1
-    assert err.strip() == (
-        f"graphflow: error: [load] partitioned: {out / 'graph.json'}: the pipeline needs node "
+def test_partition_without_the_features_the_pipeline_needs(cli, parts, tmp_path):
+    err = _load_error(cli, tmp_path, 'path = "parts/graph.json"\nnode_data = ["feat", "year"]\n')
+    assert err == (
+        f"graphflow: error: [load] partitioned: {parts / 'graph.json'}: the pipeline needs node "
         f"data year but the partition has feat, label, test_mask, train_mask, val_mask; "
         f"partition the graph of a pipeline whose loader provides them")
 
 
-def test_partition_config_not_matching_its_metadata(cli, example, tmp_path):
-    out = tmp_path / "parts"
-    assert cli("partition", example, "--parts", "2", "--out", out, "--quiet")[0] == 0
-    config = json.loads((out / "graph.json").read_text())
+def test_partition_config_not_matching_its_metadata(cli, parts, tmp_path):
+    config = json.loads((parts / "graph.json").read_text())
     config["num_parts"] = 3
-    (out / "graph.json").write_text(json.dumps(config))
-    pipeline = tmp_path / "p.toml"
-    pipeline.write_text('[load]\ntype = "partitioned"\npath = "parts/graph.json"\n')
-    code, stdout, err = cli("run", pipeline, "--out-dir", tmp_path / "o")
-    assert code == 1
-    assert err.strip() == (
-        f"graphflow: error: [load] partitioned: {out / 'graph.json'} (graph 'edgelist_gcn', 3 "
-        f"parts) does not match {out / 'graphflow.json'} (graph 'edgelist_gcn', 2 parts); "
+    (parts / "graph.json").write_text(json.dumps(config))
+    assert _load_error(cli, tmp_path, 'path = "parts/graph.json"\n') == (
+        f"graphflow: error: [load] partitioned: {parts / 'graph.json'} (graph 'edgelist_gcn', 3 "
+        f"parts) does not match {parts / 'graphflow.json'} (graph 'edgelist_gcn', 2 parts); "
         f"partition again")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -10,6 +11,8 @@ from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 import pytest
+
+from graphflow.testing import REPO_ROOT
 
 SBM_SAGE = """
 [pipeline]
@@ -51,6 +54,15 @@ what = "predictions"
 def sbm_sage() -> str:
     """A sampled SAGE pipeline on a 600-node generated SBM that trains to ~99% in 20 epochs."""
     return SBM_SAGE
+
+
+@pytest.fixture
+def example(tmp_path):
+    """The edgelist example (150 papers, string node ids) copied with its data into tmp_path."""
+    shutil.copytree(REPO_ROOT / "examples" / "data", tmp_path / "data")
+    path = tmp_path / "edgelist_gcn.toml"
+    path.write_text((REPO_ROOT / "examples" / "edgelist_gcn.toml").read_text())
+    return path
 
 
 def loopback_env(**extra: str) -> dict[str, str]:
@@ -117,3 +129,23 @@ def spawn() -> Iterator[Callable[..., subprocess.CompletedProcess[str]]]:
         if proc.poll() is None:
             kill_tree(proc.pid)
             proc.wait()
+
+
+@pytest.fixture
+def background() -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """``background(args)`` starts ``python ARGS`` (output in ``.stdout``) in its own session;
+    whatever still runs of it at the end of the test is killed with its descendants."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(args: Sequence[str | os.PathLike[str]]) -> subprocess.Popen[str]:
+        proc = subprocess.Popen([sys.executable, *map(str, args)], env=loopback_env(),
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                start_new_session=True)
+        started.append(proc)
+        return proc
+
+    yield start
+    for proc in started:
+        if proc.poll() is None:
+            kill_tree(proc.pid)
+        proc.communicate()

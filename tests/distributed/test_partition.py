@@ -1,27 +1,12 @@
 """``graphflow partition`` and the ``partitioned`` loader: DGL partitions with original ids."""
 
 import json
-import shutil
-
 import pyarrow.parquet as pq
 import pytest
 import torch
 
 from graphflow.config import load_config
 from graphflow.runner import run_pipeline
-from graphflow.testing import REPO_ROOT
-
-EXAMPLE = REPO_ROOT / "examples" / "edgelist_gcn.toml"  # 150 papers with string ids
-
-
-@pytest.fixture
-def example(tmp_path):
-    """The edgelist example (string node ids) copied with its data into tmp_path."""
-    shutil.copytree(REPO_ROOT / "examples" / "data", tmp_path / "data")
-    path = tmp_path / "edgelist_gcn.toml"
-    path.write_text(EXAMPLE.read_text())
-    return path
-
 
 def _edges_by_id(data):
     ids = data.ids.to_arrow().to_pylist()

@@ -63,7 +63,6 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
     record = RunRecord(out_dir / "run.json", name=settings.name, config=config.resolved(),
                        config_hash=config.digest(), seed=settings.seed, device=device,
                        write=world.is_main)
-    record.data.update(world.describe())
     try:
         host.broadcast("graphflow_pipeline_start", ctx=ctx)
         for spec, action in _plan(config):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 from graphflow.config import PipelineConfig, load_config
 from graphflow.device import resolve_device
-from graphflow.errors import ConfigError
 from graphflow.distributed.nproc import run_nproc
 from graphflow.distributed.world import World, check_data_parallel
+from graphflow.errors import ConfigError
 from graphflow.manager import PluginHost, create_host
 from graphflow.runner import default_out_dir, run_pipeline
 

@@ -141,10 +141,11 @@ class World:
                      for i in range(len(rows)))
 
     def check_replicas(self, section: str, module: torch.nn.Module) -> list[str]:
-        """Gather every rank's parameter digest into ``replicas[section]``; return them."""
-        digest = state_digest(module.state_dict())
+        """Gather every rank's parameter digest into ``replicas[section]``; return them
+        (nothing for a single process)."""
         if not self.distributed:
-            return [digest]
+            return []
+        digest = state_digest(module.state_dict())
         everyone: list[Any] = [None] * self.size
         dist.all_gather_object(everyone, digest)
         self.replicas[section] = [str(d) for d in everyone]

@@ -110,11 +110,15 @@ class Task(Component):
 
     ``requires_model`` / ``requires_sampler`` make ``graphflow validate`` insist on a
     ``[model]`` / ``[sample]`` section. A task may accept a sampler without requiring one.
+    ``supports_distributed`` says the task runs data-parallel (``graphflow run --nproc N``,
+    ``torchrun``): it shards its training seeds with ``ctx.world`` and wraps its model in
+    DDP; other tasks refuse more than one process.
     """
 
     kind = "task"
     requires_model: ClassVar[bool] = False
     requires_sampler: ClassVar[bool] = False
+    supports_distributed: ClassVar[bool] = False
 
     def run(self, ctx: RunContext) -> None:
         """Train; store artifacts in ``ctx.artifacts`` and metrics with ``ctx.log_metrics``."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import torch
 
+from graphflow.distributed.world import World
 from graphflow.errors import ConfigError
 from graphflow.progress import progress
 
@@ -95,6 +96,8 @@ class RunContext:
     model: Model | None = None
     # The running training stage's core plan (graphflow.cores): threads and workers to use.
     cores: CorePlan | None = None
+    # This process's place in a data-parallel run; only rank 0 writes files.
+    world: World = field(default_factory=World)
 
     @property
     def metrics_path(self) -> Path:
@@ -116,9 +119,10 @@ class RunContext:
         figures = {k: float(v) for k, v in values.items()}
         section = self.stage.section if self.stage else None
         line = json.dumps({"stage": section, "epoch": epoch, **figures})
-        self.out_dir.mkdir(parents=True, exist_ok=True)
-        with open(self.metrics_path, "a", encoding="utf-8") as fh:
-            fh.write(line + "\n")
+        if self.world.is_main:
+            self.out_dir.mkdir(parents=True, exist_ok=True)
+            with open(self.metrics_path, "a", encoding="utf-8") as fh:
+                fh.write(line + "\n")
         self.host.broadcast("graphflow_epoch_end", ctx=self, stage=self.stage, epoch=epoch,
                             metrics=figures)
 

@@ -43,8 +43,9 @@ class RunRecord:
     """Accumulates stage timings and writes ``run.json`` atomically."""
 
     def __init__(self, path: Path, *, name: str, config: dict[str, Any], config_hash: str,
-                 seed: int, device: torch.device):
+                 seed: int, device: torch.device, write: bool = True):
         self.path = path
+        self.write = write  # False on the ranks of a data-parallel run other than 0
         self.started = time.time()
         self.data: dict[str, Any] = {
             "name": name,
@@ -81,5 +82,6 @@ class RunRecord:
                          memory=run_peak(self.data["stages"]))
         self.data["outputs"] = list(outputs) + [{"path": str(self.path), "what": "record",
                                                  "section": "pipeline"}]
-        write_json(self.path, self.data)
+        if self.write:
+            write_json(self.path, self.data)
         return self.data

@@ -17,6 +17,7 @@ from graphflow import cores
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
 from graphflow.device import resolve_device
+from graphflow.distributed.world import World
 from graphflow.errors import DataError, GraphflowError, PluginError
 from graphflow.graph import GraphData
 from graphflow.manager import PluginHost
@@ -43,10 +44,15 @@ def default_out_dir(config: PipelineConfig) -> Path:
 
 
 def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = False,
-                 quiet: bool = False) -> RunResult:
-    """Run every stage of ``config`` and write ``run.json``."""
+                 quiet: bool = False, world: World | None = None) -> RunResult:
+    """Run every stage of ``config`` and write ``run.json``.
+
+    :param world: this process's place in a data-parallel run (its process group joined);
+        only its rank 0 writes files and prints. Default: a single process.
+    """
     settings = config.settings
-    device = resolve_device(settings.device)
+    world = world or World()
+    device = world.place(resolve_device(settings.device))
     out_dir = default_out_dir(config)
     try:
         out_dir.mkdir(parents=True, exist_ok=True)
@@ -54,11 +60,12 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
         raise DataError(f"cannot create out_dir {out_dir}: {exc.strerror or exc}") from None
     ctx = RunContext(config=config, host=host, device=device, seed=settings.seed,
                      rng=seed_everything(settings.seed), out_dir=out_dir, resume=resume,
-                     quiet=quiet)
-    if not resume:
+                     quiet=quiet or not world.is_main, world=world)
+    if not resume and world.is_main:
         ctx.metrics_path.unlink(missing_ok=True)
     record = RunRecord(out_dir / "run.json", name=settings.name, config=config.resolved(),
-                       config_hash=config.digest(), seed=settings.seed, device=device)
+                       config_hash=config.digest(), seed=settings.seed, device=device,
+                       write=world.is_main)
     try:
         host.broadcast("graphflow_pipeline_start", ctx=ctx)
         for spec, action in _plan(config):
@@ -70,11 +77,13 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
             host.broadcast("graphflow_pipeline_error", ctx=ctx, stage=ctx.stage, error=exc)
         except GraphflowError as hook_exc:
             ctx.info(f"warning: {hook_exc}")
+        record.data.update(world.describe())
         record.finish(status=status, metrics=ctx.metrics, outputs=ctx.outputs,
                       error=f"{type(exc).__name__}: {exc}")
         raise
     if ctx.metrics_path.exists():
         ctx.add_output(ctx.metrics_path, "epoch log")
+    record.data.update(world.describe())
     data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs)
     host.broadcast("graphflow_pipeline_end", ctx=ctx, record=data)
     return RunResult(record=data, ctx=ctx)
@@ -218,5 +227,7 @@ def _train_without_sampler(ctx: RunContext, task: Any) -> None:
 
 
 def _export(ctx: RunContext, exporter: Any) -> None:
+    if not ctx.world.is_main:  # data-parallel: every rank holds the same artifacts
+        return
     for path in exporter.export(ctx):
         ctx.add_output(Path(path), exporter.options.what)

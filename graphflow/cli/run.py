@@ -7,6 +7,9 @@ from pathlib import Path
 
 from graphflow.config import PipelineConfig, load_config
 from graphflow.device import resolve_device
+from graphflow.distributed.nproc import run_nproc
+from graphflow.distributed.world import World, check_data_parallel
+from graphflow.errors import ConfigError
 from graphflow.manager import PluginHost, create_host
 from graphflow.runner import default_out_dir, run_pipeline
 
@@ -25,6 +28,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
             p.add_argument("--resume", action="store_true",
                            help="continue an interrupted run from its last checkpoint")
             p.add_argument("--quiet", action="store_true", help="no progress or info lines")
+            p.add_argument("--nproc", type=int, default=1, metavar="N",
+                           help="data-parallel worker processes on this machine, started "
+                                "with torch.distributed.run (gloo on CPU, NCCL on CUDA)")
         p.set_defaults(func=func)
 
 
@@ -52,7 +58,18 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 def cmd_run(args: argparse.Namespace) -> int:
     host, config = _config(args)
-    result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet)
+    device = resolve_device(config.settings.device)
+    world = World.from_env(device)  # set by torchrun / --nproc in each worker
+    if args.nproc != 1:
+        if world.distributed:
+            raise ConfigError(f"--nproc {args.nproc} inside a worker of torchrun: the launcher "
+                              f"already started {world.size} processes; drop --nproc")
+        return run_nproc(args, config)
+    check_data_parallel(config, world.size)
+    with world.group(world.place(device)):
+        result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet, world=world)
+    if not world.is_main:
+        return 0
     rec = result.record
     print(f'graphflow: ran "{rec["name"]}" in {rec["seconds"]:.1f}s on {rec["device"]}')
     peak = rec.get("memory") or {}

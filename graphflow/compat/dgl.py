@@ -29,10 +29,17 @@ _FIX = (
 )
 
 
+class FusedCSCSamplingGraph:
+    """Never instantiated: DistDGL's servers ask ``isinstance(g,
+    dgl.graphbolt.FusedCSCSamplingGraph)`` of every partition they load, and no graph is one
+    without GraphBolt."""
+
+
 class _GraphBoltStub(types.ModuleType):
     """Stands in for ``dgl.graphbolt`` when DGL has no GraphBolt build for this torch."""
 
     __graphflow_stub__ = True
+    FusedCSCSamplingGraph = FusedCSCSamplingGraph
 
     def __getattr__(self, name: str):
         if name.startswith("__") and name.endswith("__"):

@@ -120,7 +120,7 @@ class EpochLoop:
         else:
             improved = self.best.update(score, epoch, self.model)
         stopped = bool(o.patience) and score is not None and epoch - self.best.epoch >= o.patience
-        if o.checkpoint:
+        if o.checkpoint and self.ctx.world.is_main:  # data-parallel: rank 0 writes
             if improved:
                 value = -self.best.score if o.minimize else self.best.score
                 ckpt.save(self.checkpoint_path, {"model": self.best.model, "epoch": epoch,
@@ -157,7 +157,8 @@ class EpochLoop:
             self.scaler.load_state_dict(state.scaler)
         ckpt.set_rng_state(state.rng, self.generator)
         self.best = state.best
-        _drop_epochs_after(self.ctx, self.section, state.epoch)
+        if self.ctx.world.is_main:
+            _drop_epochs_after(self.ctx, self.section, state.epoch)
         self.ctx.info(f"[{self.section}] resuming after epoch {state.epoch}")
         return state.epoch + 1, state.stopped
 

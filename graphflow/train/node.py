@@ -159,16 +159,18 @@ class MiniBatches:
 
     def batches(self) -> Iterator[MiniBatch]:
         """This epoch's minibatches over the training nodes."""
+        yield from self.sample_epoch(self.train_ids)
+
+    def sample_epoch(self, seeds: torch.Tensor) -> Iterator[MiniBatch]:
+        """Minibatches over ``seeds`` in a shuffled order (the sampler's ``iterate`` when it
+        has one, with the stage's sampling workers; else ``sample`` per ``batch_size``)."""
         if hasattr(self.sampler, "iterate"):
-            if self.workers is None:
-                yield from self.sampler.iterate(self.graph, self.train_ids, self.generator)
-            else:
-                yield from self.sampler.iterate(self.graph, self.train_ids, self.generator,
-                                                workers=self.workers)
+            workers = {} if self.workers is None else {"workers": self.workers}
+            yield from self.sampler.iterate(self.graph, seeds, self.generator, **workers)
             return
-        order = torch.randperm(self.train_ids.shape[0], generator=self.generator)
-        for seeds in self.train_ids[order].split(self.sampler.options.batch_size):
-            yield self.sampler.sample(self.graph, seeds)
+        order = torch.randperm(seeds.shape[0], generator=self.generator)
+        for batch in seeds[order].split(self.sampler.options.batch_size):
+            yield self.sampler.sample(self.graph, batch)
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         self.model.train()

@@ -12,6 +12,7 @@ from graphflow_plugins.loaders.edgelist import EdgelistLoader
 from graphflow_plugins.loaders.mat import MatLoader
 from graphflow_plugins.loaders.networkx import NetworkxLoader
 from graphflow_plugins.loaders.parquet import ParquetLoader
+from graphflow_plugins.loaders.partitioned import PartitionedLoader
 from graphflow_plugins.loaders.planetoid import PlanetoidLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
 
@@ -20,5 +21,5 @@ from graphflow_plugins.loaders.synthetic import SyntheticLoader
 def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
-                PlanetoidLoader, SyntheticLoader):
+                PartitionedLoader, PlanetoidLoader, SyntheticLoader):
         register(cls)

@@ -10,6 +10,7 @@ import torch
 
 from graphflow.components import Task
 from graphflow.context import RunContext
+from graphflow.distributed.ddp import ShardedMiniBatches, wrap
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sparse import Adjacency
@@ -102,6 +103,7 @@ class NodeClassification(Task):
     summary = "Train the [model] to predict node labels (full-batch or sampled)"
     Options = NodeClassificationOptions
     requires_model = True
+    supports_distributed = True
 
     def run(self, ctx: RunContext) -> None:
         o = self.options
@@ -120,7 +122,8 @@ class NodeClassification(Task):
         generator = torch.Generator().manual_seed(ctx.seed)  # shuffles minibatch seeds
         adj = Adjacency.from_graph(data.graph, weight="weight" if o.edge_weights else None)
         feats = model_input(x, ctx.model, o.sparse_threshold)  # dense unless accepts_sparse
-        runner = self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
+        runner = self._runner(ctx, wrap(model, ctx.world, ctx.device), stepper, objective, adj,
+                              feats, targets, generator)
         meta = {"task": self.name, "model": ctx.model.name,
                 "model_options": _jsonable(ctx.model.options), "features": o.features,
                 "in_dim": int(x.shape[1]), "classes": targets.num_classes,
@@ -137,10 +140,12 @@ class NodeClassification(Task):
             if val_ids is None:
                 return {}, None
             logits = runner.logits()  # (N, C)
-            ids = val_ids.to(logits.device)
-            y = targets.labels[val_ids].to(logits.device)
-            report = objective.report(logits[ids], y)
-            figures = {"val_loss": objective.loss(logits[ids], y).item(),
+            # Data-parallel: each rank scores its share of the rows, gathered, so that every
+            # rank takes the same best-model and early-stopping decisions.
+            out, y = ctx.world.gather(logits[val_ids.to(logits.device)],
+                                      targets.labels[val_ids].to(logits.device))  # (n_val, C)
+            report = objective.report(out, y)
+            figures = {"val_loss": objective.loss(out, y).item(),
                        "val_acc": report["acc"]}
             if o.monitor == "val_loss":
                 return figures, figures["val_loss"]
@@ -150,6 +155,7 @@ class NodeClassification(Task):
             ctx.info(f"[{section}] no val_mask: keeping the last epoch's model"
                      f"{' and no early stopping' if o.patience else ''}")
         best = loop.run(runner.train_epoch, evaluate)
+        ctx.world.check_replicas(section, model)
         self._finish(ctx, model, runner.logits().cpu(), objective, targets, best.epoch)
 
     def _runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
@@ -163,18 +169,21 @@ class NodeClassification(Task):
             raise ConfigError(f"model {ctx.model.name!r} has no layer-wise inference, so it can "
                               f"neither train on sampled blocks nor predict in batches; remove "
                               f"the [sample] section and inference_batch_size")
-        if ctx.sampler is None:
-            return FullBatch(model, stepper, objective, adj, feats, targets.labels, train_ids,
+        if ctx.sampler is None:  # data-parallel: each rank's loss covers its share of nodes
+            return FullBatch(model, stepper, objective, adj, feats, targets.labels,
+                             ctx.world.shard(train_ids),
                              inference_batch_size=o.inference_batch_size, progress=progress)
-        return MiniBatches(model, stepper, objective, adj, feats, targets.labels, train_ids,
-                           sampler=ctx.sampler, graph=ctx.sampler_graph, generator=generator,
-                           use_sampled_features=o.features == "feat"
-                           and isinstance(feats, torch.Tensor),
-                           inference_batch_size=o.inference_batch_size
-                           or MINIBATCH_INFERENCE_BATCH,
-                           edge_values=ctx.graph().graph.edata["weight"] if o.edge_weights
-                           else None, progress=progress,
-                           workers=ctx.cores.workers if ctx.cores is not None else None)
+        batches = ShardedMiniBatches if ctx.world.distributed else MiniBatches
+        extra = {"world": ctx.world} if ctx.world.distributed else {}
+        return batches(model, stepper, objective, adj, feats, targets.labels, train_ids, **extra,
+                       sampler=ctx.sampler, graph=ctx.sampler_graph, generator=generator,
+                       use_sampled_features=o.features == "feat"
+                       and isinstance(feats, torch.Tensor),
+                       inference_batch_size=o.inference_batch_size
+                       or MINIBATCH_INFERENCE_BATCH,
+                       edge_values=ctx.graph().graph.edata["weight"] if o.edge_weights
+                       else None, progress=progress,
+                       workers=ctx.cores.workers if ctx.cores is not None else None)
 
     def _scaler(self, ctx: RunContext) -> torch.amp.GradScaler | None:
         if not self.options.amp:

@@ -93,3 +93,9 @@ def test_only_the_compat_module_imports_dgl():
             if stripped.startswith(("import dgl", "from dgl")):
                 offenders.append(f"{path.relative_to(root)}: {stripped}")
     assert offenders == []
+
+
+def test_stub_has_the_one_class_distdgl_asks_about():
+    stub = compat._GraphBoltStub("dgl.graphbolt")
+    assert not isinstance(compat.dgl.graph(([0], [1])), stub.FusedCSCSamplingGraph)
+    assert not hasattr(stub, "FusedSamplingGraph")

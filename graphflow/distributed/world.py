@@ -1,0 +1,181 @@
+"""Who this process is in a data-parallel run, and the collectives a task needs.
+
+A run started by ``graphflow run --nproc N`` or ``torchrun -m graphflow run`` sees torch's
+launcher environment (``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR``,
+``MASTER_PORT``); :meth:`World.from_env` reads it. A plain run gets ``World()``: rank 0 of 1,
+no process group, and every method below is the identity, so single-process code paths do
+not change.
+
+Backends: gloo on the CPU; NCCL on CUDA, with each worker on ``cuda:LOCAL_RANK``.
+
+Conventions that keep ranks in lockstep (a rank that takes another branch hangs the others):
+
+* every rank draws the same shuffle from the same seeded generator, then keeps its share
+  (:meth:`World.shard`): equal sizes, so equal batch counts and equal DDP steps;
+* evaluation rows are gathered (:meth:`World.gather`), so every rank computes the same
+  validation score and takes the same early-stopping and best-model decisions;
+* only rank 0 writes files (``run.json``, ``metrics.jsonl``, checkpoints, exports).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any
+
+import torch
+import torch.distributed as dist
+
+from graphflow.errors import ConfigError, DeviceError
+
+if TYPE_CHECKING:
+    from graphflow.config import PipelineConfig
+
+LAUNCHER_ENV = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+TIMEOUT = timedelta(minutes=10)  # a collective waiting longer than this fails instead of hanging
+
+
+@dataclass
+class World:
+    """This process's place in a data-parallel run (``World()``: a single process).
+
+    :ivar rank: global rank, 0..size-1.
+    :ivar size: number of workers.
+    :ivar local_rank: rank on this machine (its CUDA device).
+    :ivar backend: ``"gloo"`` or ``"nccl"``; None for a single process.
+    :ivar replicas: per training section, each rank's parameter digest after training.
+    """
+
+    rank: int = 0
+    size: int = 1
+    local_rank: int = 0
+    backend: str | None = None
+    replicas: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_env(cls, device: torch.device, env: Mapping[str, str] | None = None) -> World:
+        """The world torch's launcher describes in ``env`` (default ``os.environ``); a single
+        process when it describes none. ``device`` (the run's) picks the backend."""
+        env = os.environ if env is None else env
+        if "RANK" not in env or "WORLD_SIZE" not in env:
+            return cls()
+        missing = [k for k in LAUNCHER_ENV if k not in env]
+        if missing:
+            raise ConfigError(f"RANK and WORLD_SIZE are set but not {', '.join(missing)}; start "
+                              f"data-parallel runs with graphflow run --nproc N or torchrun")
+        try:
+            rank, size, local = int(env["RANK"]), int(env["WORLD_SIZE"]), int(env["LOCAL_RANK"])
+        except ValueError:
+            raise ConfigError(f"RANK={env['RANK']!r}, WORLD_SIZE={env['WORLD_SIZE']!r}, "
+                              f"LOCAL_RANK={env['LOCAL_RANK']!r}: expected integers") from None
+        return cls(rank=rank, size=size, local_rank=local,
+                   backend="nccl" if device.type == "cuda" else "gloo")
+
+    @property
+    def distributed(self) -> bool:
+        return self.backend is not None
+
+    @property
+    def is_main(self) -> bool:
+        """Rank 0: the one process that writes files and talks to the user."""
+        return self.rank == 0
+
+    def place(self, device: torch.device) -> torch.device:
+        """The device of this worker: ``cuda:LOCAL_RANK`` on CUDA, else ``device``."""
+        if not self.distributed or device.type != "cuda":
+            return device
+        if self.local_rank >= torch.cuda.device_count():
+            raise DeviceError(f"LOCAL_RANK {self.local_rank} has no GPU: this machine has "
+                              f"{torch.cuda.device_count()}; start at most that many workers")
+        return torch.device("cuda", self.local_rank)
+
+    @contextmanager
+    def group(self, device: torch.device) -> Iterator[World]:
+        """Join the process group for the block (nothing for a single process)."""
+        if not self.distributed or dist.is_initialized():
+            yield self
+            return
+        if device.type == "cuda":
+            torch.cuda.set_device(device)
+        dist.init_process_group(self.backend, rank=self.rank, world_size=self.size,
+                                timeout=TIMEOUT)
+        try:
+            yield self
+        finally:
+            dist.destroy_process_group()
+
+    def describe(self) -> dict[str, Any]:
+        """What ``run.json`` records about the run's processes."""
+        out: dict[str, Any] = {"world_size": self.size, "backend": self.backend}
+        if self.replicas:
+            out["replica_digests"] = self.replicas
+        return out
+
+    # --- collectives (identity for a single process) ----------------------------------
+
+    def shard(self, ids: torch.Tensor) -> torch.Tensor:
+        """This rank's share of ``ids`` (S,): every ``size``-th entry from ``rank``, after
+        wrapping the start around to make ``S`` a multiple of ``size`` (as DGL's DDP
+        loader), so every rank gets ``ceil(S / size)`` ids."""
+        if not self.distributed or ids.numel() == 0:
+            return ids
+        per = -(-ids.shape[0] // self.size)
+        ids = ids[torch.arange(per * self.size) % ids.shape[0]]  # (per * size,)
+        return ids[self.rank::self.size]  # (per,)
+
+    def gather(self, *rows: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        """Each tensor's rows owned by this rank (``rank::size``, unpadded), gathered from
+        every rank and concatenated in rank order: the same rows on every rank, each exactly
+        once (in another order than the input's)."""
+        if not self.distributed:
+            return rows
+        mine = [r[self.rank::self.size].cpu() for r in rows]
+        everyone: list[Any] = [None] * self.size
+        dist.all_gather_object(everyone, mine)
+        device = rows[0].device
+        return tuple(torch.cat([part[i] for part in everyone]).to(device)
+                     for i in range(len(rows)))
+
+    def check_replicas(self, section: str, module: torch.nn.Module) -> list[str]:
+        """Gather every rank's parameter digest into ``replicas[section]``; return them
+        (nothing for a single process)."""
+        if not self.distributed:
+            return []
+        digest = state_digest(module.state_dict())
+        everyone: list[Any] = [None] * self.size
+        dist.all_gather_object(everyone, digest)
+        self.replicas[section] = [str(d) for d in everyone]
+        return self.replicas[section]
+
+
+def state_digest(state: Mapping[str, Any]) -> str:
+    """sha256 (16 hex digits) of a ``state_dict``'s names, shapes, dtypes and values."""
+    h = hashlib.sha256()
+    for name in sorted(state):
+        value = state[name]
+        h.update(name.encode())
+        if isinstance(value, torch.Tensor):
+            t = value.detach().cpu().contiguous()
+            h.update(f"{t.dtype}{tuple(t.shape)}".encode())
+            h.update(t.reshape(-1).view(torch.uint8).numpy().tobytes() if t.numel() else b"")
+        else:
+            h.update(repr(value).encode())
+    return h.hexdigest()[:16]
+
+
+def check_data_parallel(config: PipelineConfig, nproc: int) -> None:
+    """Raise ``ConfigError`` unless every training task of ``config`` can run on ``nproc``
+    data-parallel workers (its class sets ``supports_distributed``)."""
+    if nproc <= 1:
+        return
+    for train in config.train:
+        cls = train.task.info.cls
+        if not getattr(cls, "supports_distributed", False):
+            raise ConfigError(
+                f"[{train.task.section}] {train.task.type}: this task cannot run data-parallel "
+                f"yet, so it cannot run on {nproc} processes; run it without --nproc (or "
+                f"--nproc 1)")

@@ -58,6 +58,7 @@ class RunRecord:
             "versions": package_versions(),
             "stages": [],
             "metrics": {},
+            "reports": {},
             "outputs": [],
             "error": None,
         }
@@ -67,8 +68,10 @@ class RunRecord:
                                     "seconds": round(seconds, 4)})
 
     def finish(self, *, status: str, metrics: dict[str, float], outputs: list[dict[str, str]],
-               error: str | None = None) -> dict[str, Any]:
+               error: str | None = None,
+               reports: dict[str, Any] | None = None) -> dict[str, Any]:
         self.data.update(status=status, metrics=dict(metrics), error=error,
+                         reports=dict(reports or {}),
                          seconds=round(time.time() - self.started, 3))
         self.data["outputs"] = list(outputs) + [{"path": str(self.path), "what": "record",
                                                  "section": "pipeline"}]

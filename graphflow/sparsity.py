@@ -296,15 +296,20 @@ def torchao_available() -> bool:
 class SemiStructuredLinear(nn.Module):
     """An ``nn.Linear`` with a 2:4 weight, run by the semi-structured sparse kernels.
 
-    ``forward`` flattens the input to (rows, in_features), casts it to the kernel dtype and
-    makes it contiguous (what cuSPARSELt accepts), and returns the input's dtype and shape.
+    ``forward`` flattens the input to (rows, in_features), casts it to the kernel dtype, makes
+    it contiguous (what cuSPARSELt accepts: a strided input silently gives wrong products
+    through torch 2.11's semi-structured path) and pads the rows to a multiple of 16; it
+    returns the input's dtype and shape. With ``sparse=False`` the same layer keeps a dense
+    weight in ``dtype``: the like-for-like dense baseline of a timing.
     """
 
+    ROW_MULTIPLE = 16
+
     def __init__(self, linear: nn.Linear, dtype: torch.dtype = torch.float16,
-                 backend: Literal["torch", "torchao"] = "torch"):
+                 backend: Literal["torch", "torchao"] = "torch", *, sparse: bool = True):
         super().__init__()
         self.in_features, self.out_features = linear.in_features, linear.out_features
-        self.dtype, self.backend = dtype, backend
+        self.dtype, self.backend, self.sparse = dtype, backend, sparse
         inner = nn.Linear(self.in_features, self.out_features, bias=linear.bias is not None,
                           device=linear.weight.device, dtype=dtype)
         with torch.no_grad():
@@ -315,7 +320,9 @@ class SemiStructuredLinear(nn.Module):
         with warnings.catch_warnings():  # torch's "prototype stage" notice, once per layer
             warnings.filterwarnings("ignore", message=".*SparseSemiStructuredTensor is in "
                                                       "prototype stage")
-            if backend == "torchao":
+            if not sparse:
+                pass
+            elif backend == "torchao":
                 from torchao.sparsity import sparsify_
                 sparsify_(inner, _torchao_config())
             else:
@@ -326,12 +333,16 @@ class SemiStructuredLinear(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         rows = x.reshape(-1, self.in_features).to(self.dtype).contiguous()  # (n, in)
-        out = self.inner(rows)  # (n, out)
+        n = rows.shape[0]
+        pad = -n % self.ROW_MULTIPLE
+        if pad:
+            rows = torch.cat([rows, rows.new_zeros(pad, self.in_features)])
+        out = self.inner(rows)[:n]  # (n, out)
         return out.reshape(*x.shape[:-1], self.out_features).to(x.dtype)
 
     def extra_repr(self) -> str:
-        return (f"{self.in_features}, {self.out_features}, dtype={self.dtype}, "
-                f"backend={self.backend}")
+        kind = f"backend={self.backend}" if self.sparse else "dense"
+        return f"{self.in_features}, {self.out_features}, dtype={self.dtype}, {kind}"
 
 
 def _torchao_config() -> Any:
@@ -396,8 +407,8 @@ def _rejection(module: nn.Module, name: str, backend: str, chosen: str) -> str |
         return (f"{type(module).__name__} multiplies x @ W outside nn.Linear; only nn.Linear "
                 f"layers are converted")
     if module.in_features % GROUP:
-        return (f"input width {module.in_features} is not a multiple of 4, which the "
-                f"semi-structured layout needs")
+        return (f"not converted: the semi-structured layout needs an input width that is a "
+                f"multiple of 4 (it is {module.in_features})")
     if not module.weight.is_cuda:
         return f"weight is on {module.weight.device}, not on the CUDA device"
     return None
@@ -435,6 +446,18 @@ def converted_copy(model: nn.Module, device: torch.device, **kwargs: Any
     """A deep copy of ``model`` on ``device`` with :func:`convert` applied."""
     clone = copy.deepcopy(model).to(device).eval()
     return clone, convert(clone, device, **kwargs)
+
+
+def cast_copy(model: nn.Module, device: torch.device, names: Sequence[str], *,
+              dtype: KernelDtype = "float16") -> nn.Module:
+    """A deep copy of ``model`` on ``device`` whose layers ``names`` run dense in ``dtype``,
+    through the same wrapper as the converted ones: the fair dense baseline for timing them."""
+    clone = copy.deepcopy(model).to(device).eval()
+    modules = dict(clone.named_modules())
+    for name in names:
+        _set_module(clone, modules, name,
+                    SemiStructuredLinear(modules[name], DTYPES[dtype], sparse=False))
+    return clone
 
 
 # ---------------------------------------------------------------------------------------------

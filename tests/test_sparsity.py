@@ -141,6 +141,6 @@ def test_unsupported_layers_fall_back_with_one_warning_each():
     messages = [str(w.message) for w in caught]
     assert len(messages) == 2
     assert messages[0].startswith("2:4 layer 0 stays dense: ")
-    assert "input width 7 is not a multiple of 4" in messages[1]
+    assert "input width that is a multiple of 4 (it is 7)" in messages[1]
     x = torch.randn(5, 256, device=dev)
     assert model(x).shape == (5, 256)

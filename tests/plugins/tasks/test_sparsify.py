@@ -3,6 +3,7 @@ through node_classification's loop, the run record, export and restore, bad inpu
 Cora acceptance figure (GCN, hidden 256, within 1 point of dense after 50 fine-tuning epochs)."""
 
 import json
+from pathlib import Path
 
 import pytest
 import torch
@@ -84,7 +85,12 @@ def test_selected_layers_are_2_4_and_the_others_untouched(run_toml):
     assert rows["layers.1.mlp.2"]["reason"].startswith("fewer than min_features = 8")
     assert set(report["accuracy"]) == {"dense", "pruned"}
     assert report["inference"]["dense_ms"] > 0 and report["inference"]["sparse_ms"] > 0
-    if result.ctx.device.type == "cpu":
+    if sparsity.sparse_support(result.ctx.device) is None:  # CUDA sm80+ (the device run)
+        assert rows["layers.0.mlp.2"]["status"] == "converted"
+        assert rows["layers.0.mlp.0"]["status"] == "dense"  # 10 inputs: not a multiple of 4
+        assert report["inference"]["converted_prediction_agreement"] > 0.95
+        assert report["inference"]["dense_float16_ms"] > 0
+    else:
         assert report["speedup_expected"] is False
         assert "no speed-up is expected" in report["inference"]["note"]
         assert all(row["status"] in ("dense", "skipped") for row in report["layers"])
@@ -183,3 +189,15 @@ timing_repeats = 3
     layers = {row["name"]: row for row in result.record["reports"]["train.1"]["layers"]}
     assert layers["layers.0"]["pruned_fraction"] == pytest.approx(0.5, abs=1e-3)
     assert layers["layers.1"]["status"] == "skipped"  # 256 -> 7 classes: below min_features
+
+
+def test_the_shipped_example_runs_shortened(cli, tmp_path, planetoid_root):
+    example = Path(__file__).resolve().parents[3] / "examples" / "cora_gin_sparsify.toml"
+    code, out, err = cli("run", example, "--out-dir", tmp_path,
+                         "--set", f"load.root={planetoid_root}", "--set", "model.hidden=32",
+                         "--set", "train.0.epochs=3", "--set", "train.1.finetune_epochs=2",
+                         "--set", "train.1.timing_repeats=1")
+    assert code == 0, err
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["reports"]["train.1"]["pruned_fraction"] > 0.49
+    assert (tmp_path / "model.pt").exists() and "2:4:" in err

@@ -173,7 +173,7 @@ type = "gcn"
 hidden = 256
 [[train]]
 type = "node_classification"
-epochs = 100
+epochs = 60
 lr = 0.01
 checkpoint = false
 [[train]]

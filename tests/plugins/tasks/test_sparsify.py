@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from graphflow import sparsity
-from graphflow.errors import ConfigError
+from graphflow.errors import ConfigError, DataError
 from graphflow.manager import create_host
 from graphflow.plugin import hookimpl
 
@@ -201,3 +201,23 @@ def test_the_shipped_example_runs_shortened(cli, tmp_path, planetoid_root):
     record = json.loads((tmp_path / "run.json").read_text())
     assert record["reports"]["train.1"]["pruned_fraction"] > 0.49
     assert (tmp_path / "model.pt").exists() and "2:4:" in err
+
+
+def test_restore_model_names_a_missing_file_or_one_that_holds_no_model(run_toml, tmp_path):
+    base = SBM.split("[[train]]")[0] + '[train]\ntype = "node_classification"\nepochs = 0\n'
+    missing = tmp_path / "nope.pt"
+    with pytest.raises(DataError, match=rf'restore_model: {missing} not found; write one with '
+                                        r'\[\[export\]\] type = "pt", what = "model"'):
+        run_toml(base + f'restore_model = "{missing}"\n')
+    other = tmp_path / "emb.pt"
+    torch.save({"what": "embeddings", "embeddings": torch.zeros(2, 2)}, other)
+    with pytest.raises(DataError, match=rf"restore_model: {other} holds 'embeddings', not a "
+                                        r"model"):
+        run_toml(base + f'restore_model = "{other}"\n')
+
+
+def test_nothing_left_to_prune_lists_why_each_layer_was_skipped(run_toml):
+    with pytest.raises(ConfigError, match=r"\[train\.1\] sparsify: no layer left to prune "
+                                          r"\(layers\.0\.mlp\.0 \(10->32\): fewer than "
+                                          r"min_features = 64 .*; lower min_features"):
+        run_toml(pipeline().replace("min_features = 8", "min_features = 64"))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import pyarrow as pa
 import torch
@@ -18,12 +18,9 @@ from graphflow.train.restore import model_payload
 from graphflow_plugins.exporters.tables import node_artifact, run_info
 
 
-PtWhat = Literal[What, "model"]
-
-
 @dataclass
 class PtExportOptions:
-    what: PtWhat = option(doc="embeddings | predictions | logits | graph | model.")
+    what: What = option(doc="embeddings | predictions | logits | graph | model.")
     path: Path | None = option(None, "Output file (default OUT_DIR/<what>.pt).")
     ids: bool = option(True, "Include the original node ids.")
 
@@ -52,6 +49,7 @@ class PtExporter(Exporter):
 
     name = "pt"
     summary = "torch.save dict: tensor(s) + ids + run metadata"
+    writes = ("embeddings", "predictions", "logits", "graph", "model")
     suffix = ".pt"
     Options = PtExportOptions
 

@@ -15,9 +15,10 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sparse import Adjacency
-from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, as_features
+from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD
 from graphflow.sparsity import hold_masks, masked_layers
-from graphflow.train.inputs import FeatureSource, Targets, node_features, node_targets
+from graphflow.train.inputs import (FeatureSource, Targets, model_input, node_features,
+                                    node_targets)
 from graphflow.train.loop import EpochLoop, LoopOptions
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
 from graphflow.train.optim import DecayOn, OptimizerName, make_optimizer
@@ -57,7 +58,8 @@ class NodeClassificationOptions:
         False, 'Use edata["weight"] as edge values (weighted aggregation).')
     sparse_threshold: float = option(
         DEFAULT_DENSITY_THRESHOLD,
-        "Keep input features sparse (CSR) when their density is below this; 0 = dense.")
+        "Keep input features sparse (CSR) when their density is below this, for models that "
+        "accept sparse input (accepts_sparse); 0 = dense.")
     restore_model: Path | None = option(
         None, 'Start from the model in this file (a pt export with what = "model") instead of '
               "fresh weights; its [model] type and options, features and classes must match. "
@@ -202,7 +204,7 @@ class NodeClassification(Task):
                      generator: torch.Generator) -> FullBatch | MiniBatches:
         o = self.options
         adj = Adjacency.from_graph(ctx.graph().graph, weight="weight" if o.edge_weights else None)
-        feats = as_features(x, o.sparse_threshold)
+        feats = model_input(x, ctx.model, o.sparse_threshold)  # dense unless accepts_sparse
         return self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
 
     def _runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,

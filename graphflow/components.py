@@ -125,9 +125,11 @@ class Task(Component):
         raise NotImplementedError
 
 
-What = Literal["embeddings", "predictions", "logits", "graph"]
-"""The artifacts an exporter can write (its ``what`` option)."""
+What = Literal["embeddings", "predictions", "logits", "graph", "model"]
+"""The artifacts an exporter can write (its ``what`` option); ``model``: the trained module."""
 WHATS: tuple[str, ...] = get_args(What)
+TABLE_WHATS: tuple[str, ...] = ("embeddings", "predictions", "logits", "graph")
+"""What an exporter writes unless it declares ``writes`` (all but the ``model``)."""
 
 
 class Exporter(Component):
@@ -141,7 +143,7 @@ class Exporter(Component):
     """
 
     kind = "exporter"
-    writes: ClassVar[tuple[str, ...]] = WHATS
+    writes: ClassVar[tuple[str, ...]] = TABLE_WHATS
     """The ``what`` values this exporter writes; ``graphflow validate`` rejects any other."""
     suffix: ClassVar[str] = ""
     graph_files: ClassVar[tuple[str, ...]] = ()

@@ -50,12 +50,15 @@ class Artifacts:
     :ivar predictions: int64 (N,) predicted classes, or float32 (N, C) 0/1 for multi-label.
     :ivar logits: float32 (N, C) raw scores.
     :ivar model: the trained ``nn.Module``.
+    :ivar model_info: how to rebuild ``model`` (the task and section that trained it, the
+        ``[model]`` type and options, input and output widths), for exports and restoring.
     """
 
     embeddings: torch.Tensor | None = None
     predictions: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     model: torch.nn.Module | None = None
+    model_info: dict[str, Any] | None = None
 
     def available(self) -> list[str]:
         return [name for name in ARTIFACTS if getattr(self, name) is not None]
@@ -89,6 +92,8 @@ class RunContext:
     artifacts: Artifacts = field(default_factory=Artifacts)
     metrics: dict[str, float] = field(default_factory=dict)
     outputs: list[dict[str, str]] = field(default_factory=list)
+    # Structured results (tables, reasons) for run.json's "reports", by stage section.
+    reports: dict[str, Any] = field(default_factory=dict)
     stage: Stage | None = None
     # Set by the sample and model stages for the training stage that follows.
     sampler: Sampler | None = None

@@ -60,6 +60,7 @@ class RunRecord:
             "versions": package_versions(),
             "stages": [],
             "metrics": {},
+            "reports": {},
             "outputs": [],
             "error": None,
         }
@@ -76,8 +77,10 @@ class RunRecord:
         self.data["stages"].append(entry)
 
     def finish(self, *, status: str, metrics: dict[str, float], outputs: list[dict[str, str]],
-               error: str | None = None) -> dict[str, Any]:
+               error: str | None = None,
+               reports: dict[str, Any] | None = None) -> dict[str, Any]:
         self.data.update(status=status, metrics=dict(metrics), error=error,
+                         reports=dict(reports or {}),
                          seconds=round(time.time() - self.started, 3),
                          memory=run_peak(self.data["stages"]))
         self.data["outputs"] = list(outputs) + [{"path": str(self.path), "what": "record",

@@ -79,12 +79,13 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
             ctx.info(f"warning: {hook_exc}")
         record.data.update(world.describe())
         record.finish(status=status, metrics=ctx.metrics, outputs=ctx.outputs,
-                      error=f"{type(exc).__name__}: {exc}")
+                      error=f"{type(exc).__name__}: {exc}", reports=ctx.reports)
         raise
     if ctx.metrics_path.exists():
         ctx.add_output(ctx.metrics_path, "epoch log")
     record.data.update(world.describe())
-    data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs)
+    data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs,
+                         reports=ctx.reports)
     host.broadcast("graphflow_pipeline_end", ctx=ctx, record=data)
     return RunResult(record=data, ctx=ctx)
 

@@ -49,6 +49,42 @@ def spmm_check(device: torch.device, *, nodes: int = 64, edges: int = 512) -> di
         return {"device": str(device), "ok": False, "error": f"{type(exc).__name__}: {exc}"}
 
 
+def semi_structured_check(device: torch.device, *, rows: int = 64,
+                          width: int = 128) -> dict[str, Any]:
+    """Can ``device`` run 2:4 semi-structured sparse matmuls (cuSPARSELt through torch)?
+
+    On CUDA sm80+ a tiny 2:4 float16 ``nn.Linear`` weight is converted with
+    ``torch.sparse.to_sparse_semi_structured`` and multiplied by a strided input, against the
+    dense product. ``supported`` is False with the ``reason`` elsewhere; that only means the
+    ``sparsify`` task keeps masked dense weights there (no speed-up), never an error.
+    """
+    from graphflow import sparsity
+
+    out: dict[str, Any] = {"device": str(device)}
+    try:
+        out["cusparselt"] = torch.backends.cusparselt.version() \
+            if torch.backends.cusparselt.is_available() else None
+    except Exception:  # an older torch without the backend module
+        out["cusparselt"] = None
+    reason = sparsity.sparse_support(device)
+    if reason:
+        return {**out, "supported": False, "reason": reason}
+    try:
+        gen = torch.Generator(device=device).manual_seed(0)
+        w = torch.randn(width, width, device=device, generator=gen).half()
+        w = w * sparsity.two_four_mask(w)
+        x = torch.randn(rows, 2 * width, device=device, generator=gen).half()[:, ::2]
+        sparse = torch.sparse.to_sparse_semi_structured(w)
+        got = torch.nn.functional.linear(x.contiguous(), sparse).float()
+        ref = x.float() @ w.float().t()
+        err = ((got - ref).norm() / ref.norm()).item()
+        ok = err < 1e-2
+        return {**out, "supported": ok, "relative_error": err,
+                **({} if ok else {"reason": f"sparse result differs from dense ({err:.1e})"})}
+    except Exception as exc:
+        return {**out, "supported": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
+
+
 def report() -> dict[str, Any]:
     info: dict[str, Any] = {"versions": package_versions()}
     try:
@@ -67,6 +103,7 @@ def report() -> dict[str, Any]:
             devices.append(torch.device("cuda", i))
     info["cuda"] = cuda
     info["spmm"] = [spmm_check(d) for d in devices]
+    info["semi_structured"] = [semi_structured_check(d) for d in devices]
     return info
 
 
@@ -89,4 +126,11 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             detail = f"max error {check['max_abs_error']:.1e}" if "max_abs_error" in check \
                 else check.get("error", "")
             print(f"{'spmm':>10}: {verdict} on {check['device']} ({detail})")
+        for check in info["semi_structured"]:
+            if check["supported"]:
+                detail = (f"cuSPARSELt {check['cusparselt']}, relative error "
+                          f"{check['relative_error']:.1e}")
+                print(f"{'2:4':>10}: supported on {check['device']} ({detail})")
+            else:
+                print(f"{'2:4':>10}: not supported on {check['device']} ({check['reason']})")
     return 0 if all(c["ok"] for c in info["spmm"]) else 1

@@ -14,12 +14,13 @@ from graphflow.context import RunContext
 from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path
 from graphflow.options import option
+from graphflow.train.restore import model_payload
 from graphflow_plugins.exporters.tables import node_artifact, run_info
 
 
 @dataclass
 class PtExportOptions:
-    what: What = option(doc="embeddings | predictions | logits | graph.")
+    what: What = option(doc="embeddings | predictions | logits | graph | model.")
     path: Path | None = option(None, "Output file (default OUT_DIR/<what>.pt).")
     ids: bool = option(True, "Include the original node ids.")
 
@@ -39,11 +40,16 @@ class PtExporter(Exporter):
     graph: ``{"what": "graph", "src": ..., "dst": ..., "num_nodes": N, "ndata": {...},
     "edata": {...}, "ids": ids, "meta": {...}, "info": ...}``. Ids are an int64 tensor or a
     list of strings, in node order.
+
+    The trained model (``what = "model"``): ``{"what": "model", "model": state_dict,
+    "model_info": {...}, "masks": [...], "info": ...}``; 2:4-pruned layers keep their
+    ``weight_mask`` buffers in the state dict and are listed in ``masks``. A later run starts
+    from it with ``[train] restore_model = "<file>"`` (``epochs = 0`` to only predict).
     """
 
     name = "pt"
     summary = "torch.save dict: tensor(s) + ids + run metadata"
-    writes = ("embeddings", "predictions", "logits", "graph")
+    writes = ("embeddings", "predictions", "logits", "graph", "model")
     suffix = ".pt"
     Options = PtExportOptions
 
@@ -52,14 +58,18 @@ class PtExporter(Exporter):
         path = self.target(ctx)
         data = ctx.graph()
         payload: dict[str, Any] = {"what": o.what, "info": run_info(ctx, o.what, o.ids)}
-        if o.what == "graph":
+        if o.what == "model":
+            section = f"[{ctx.stage.section}] pt" if ctx.stage else "[export] pt"
+            model = ctx.artifacts.require("model", section=section)
+            payload.update(model_payload(model, ctx.artifacts.model_info))
+        elif o.what == "graph":
             g = data.graph
             src, dst = g.edges()
             payload.update(src=src, dst=dst, num_nodes=g.num_nodes(), ndata=dict(g.ndata),
                            edata=dict(g.edata), meta=_plain(data.meta))
         else:
             payload[o.what] = node_artifact(ctx, o.what)
-        if o.ids:
+        if o.ids and o.what != "model":
             payload["ids"] = ids_value(data)
         with atomic_path(path) as tmp:
             torch.save(payload, tmp)

@@ -2,8 +2,10 @@
 
 from graphflow.plugin import hookimpl
 from graphflow_plugins.tasks.node_classification import NodeClassification
+from graphflow_plugins.tasks.sparsify import Sparsify
 
 
 @hookimpl
 def graphflow_register_tasks(register):
     register(NodeClassification)
+    register(Sparsify)

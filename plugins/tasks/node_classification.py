@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, Literal
 
 import torch
@@ -15,11 +17,13 @@ from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD
+from graphflow.sparsity import hold_masks, masked_layers
 from graphflow.train.inputs import (FeatureSource, Targets, model_input, node_features,
                                     node_targets)
 from graphflow.train.loop import EpochLoop, LoopOptions
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
 from graphflow.train.optim import DecayOn, OptimizerName, make_optimizer
+from graphflow.train.restore import restore_model
 
 MINIBATCH_INFERENCE_BATCH = 4096
 
@@ -57,6 +61,10 @@ class NodeClassificationOptions:
         DEFAULT_DENSITY_THRESHOLD,
         "Keep input features sparse (CSR) when their density is below this, for models that "
         "accept sparse input (accepts_sparse); 0 = dense.")
+    restore_model: Path | None = option(
+        None, 'Start from the model in this file (a pt export with what = "model") instead of '
+              "fresh weights; its [model] type and options, features and classes must match. "
+              "With epochs = 0 the stage only predicts. 2:4 masks in it stay fixed.")
     inference_batch_size: int = option(
         0, "Nodes per batch of layer-wise full-neighbor inference; 0: the whole graph at "
            f"once when training full-batch, {MINIBATCH_INFERENCE_BATCH} with a sampler.")
@@ -106,30 +114,38 @@ class NodeClassification(Task):
     supports_distributed = True
 
     def run(self, ctx: RunContext) -> None:
-        o = self.options
         section = ctx.stage.section if ctx.stage else "train"
-        data = ctx.graph()
-        targets = node_targets(data)
-        x = node_features(data, o.features, ctx.artifacts, section=section)  # (N, F) CPU
+        targets, x = self._inputs(ctx, section)
         if ctx.model is None:
             raise ConfigError(f"[{section}] node_classification needs a [model] section")
-        model = ctx.model.build(x.shape[1], targets.num_classes).to(ctx.device)
+        model = ctx.model.build(x.shape[1], targets.num_classes)
+        if self.options.restore_model is not None:
+            restore_model(model, self.options.restore_model, self._meta(ctx, x, targets))
+        self.fit(ctx, model)
+
+    def fit(self, ctx: RunContext, model: torch.nn.Module, *, epochs: int | None = None,
+            lr: float | None = None) -> dict[str, float]:
+        """Train ``model`` (built for this task's inputs) with this task's options; ``epochs``
+        and ``lr`` override theirs (``epochs = 0``: only predict). 2:4 masks the model holds
+        (:mod:`graphflow.sparsity`) stay fixed. Logs the metrics, sets the artifacts and
+        returns the final figures. The ``sparsify`` task fine-tunes through this."""
+        o = self.options
+        section = ctx.stage.section if ctx.stage else "train"
+        targets, x = self._inputs(ctx, section)
+        model = model.to(ctx.device)
         objective = Objective(targets.num_classes, targets.multilabel)
-        optimizer = make_optimizer(o.optimizer, model, lr=o.lr, weight_decay=o.weight_decay,
-                                   decay_on=o.decay_on, momentum=o.momentum)
+        optimizer = make_optimizer(o.optimizer, model, lr=o.lr if lr is None else lr,
+                                   weight_decay=o.weight_decay, decay_on=o.decay_on,
+                                   momentum=o.momentum)
         scaler = self._scaler(ctx)
         stepper = Stepper(model, optimizer, ctx.device, scaler)
         generator = torch.Generator().manual_seed(ctx.seed)  # shuffles minibatch seeds
-        adj = Adjacency.from_graph(data.graph, weight="weight" if o.edge_weights else None)
-        feats = model_input(x, ctx.model, o.sparse_threshold)  # dense unless accepts_sparse
-        runner = self._runner(ctx, wrap(model, ctx.world, ctx.device), stepper, objective, adj,
-                              feats, targets, generator)
-        meta = {"task": self.name, "model": ctx.model.name,
-                "model_options": _jsonable(ctx.model.options), "features": o.features,
-                "in_dim": int(x.shape[1]), "classes": targets.num_classes,
-                "monitor": o.monitor}  # a best score in other units cannot be compared
+        runner = self._make_runner(ctx, wrap(model, ctx.world, ctx.device), stepper, objective,
+                                   x, targets, generator)
+        meta = self._meta(ctx, x, targets)
         loop = EpochLoop(ctx, model, optimizer,
-                         LoopOptions(epochs=o.epochs, eval_every=o.eval_every,
+                         LoopOptions(epochs=o.epochs if epochs is None else epochs,
+                                     eval_every=o.eval_every,
                                      patience=o.patience, checkpoint=o.checkpoint,
                                      restore_best=o.restore_best, monitor=o.monitor,
                                      minimize=o.monitor == "val_loss", meta=meta),
@@ -154,9 +170,48 @@ class NodeClassification(Task):
         if val_ids is None and (o.patience or o.restore_best):
             ctx.info(f"[{section}] no val_mask: keeping the last epoch's model"
                      f"{' and no early stopping' if o.patience else ''}")
-        best = loop.run(runner.train_epoch, evaluate)
+        release = hold_masks(model, optimizer) if masked_layers(model) else None
+        try:
+            best = loop.run(runner.train_epoch, evaluate)
+        finally:
+            if release is not None:
+                release()
         ctx.world.check_replicas(section, model)
-        self._finish(ctx, model, runner.logits().cpu(), objective, targets, best.epoch)
+        return self._finish(ctx, model, runner.logits().cpu(), objective, targets, best.epoch,
+                            {**meta, "section": section})
+
+    def inference(self, ctx: RunContext, model: torch.nn.Module) -> Callable[[], torch.Tensor]:
+        """A function computing ``model``'s (N, C) logits on ``ctx.device`` as :meth:`fit`
+        predicts them (eval mode, every node), with the inputs prepared once: what the
+        ``sparsify`` task times."""
+        targets, x = self._inputs(ctx, ctx.stage.section if ctx.stage else "train")
+        objective = Objective(targets.num_classes, targets.multilabel)
+        stepper = Stepper(model, None, ctx.device, None)  # type: ignore[arg-type]
+        generator = torch.Generator().manual_seed(ctx.seed)
+        return self._make_runner(ctx, model, stepper, objective, x, targets, generator).logits
+
+    def _inputs(self, ctx: RunContext, section: str) -> tuple[Targets, torch.Tensor]:
+        data = ctx.graph()
+        targets = node_targets(data)
+        x = node_features(data, self.options.features, ctx.artifacts, section=section)  # (N, F)
+        return targets, x
+
+    def _meta(self, ctx: RunContext, x: torch.Tensor, targets: Targets) -> dict[str, Any]:
+        """What a resumed or restored model must agree on (a best score in other units
+        cannot be compared, hence ``monitor``)."""
+        o = self.options
+        return {"task": self.name, "model": ctx.model.name if ctx.model else None,
+                "model_options": _jsonable(ctx.model.options) if ctx.model else {},
+                "features": o.features, "in_dim": int(x.shape[1]),
+                "classes": targets.num_classes, "monitor": o.monitor}
+
+    def _make_runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
+                     objective: Objective, x: torch.Tensor, targets: Targets,
+                     generator: torch.Generator) -> FullBatch | MiniBatches:
+        o = self.options
+        adj = Adjacency.from_graph(ctx.graph().graph, weight="weight" if o.edge_weights else None)
+        feats = model_input(x, ctx.model, o.sparse_threshold)  # dense unless accepts_sparse
+        return self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
 
     def _runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
                 objective: Objective, adj: Adjacency, feats: Any, targets: Targets,
@@ -194,7 +249,8 @@ class NodeClassification(Task):
         return torch.amp.GradScaler("cuda")
 
     def _finish(self, ctx: RunContext, model: torch.nn.Module, logits: torch.Tensor,
-                objective: Objective, targets: Targets, best_epoch: int) -> None:
+                objective: Objective, targets: Targets, best_epoch: int,
+                model_info: dict[str, Any]) -> dict[str, float]:
         figures: dict[str, float] = {}
         for split, ids in targets.splits.items():
             report = objective.report(logits[ids], targets.labels[ids])
@@ -204,8 +260,10 @@ class NodeClassification(Task):
         ctx.artifacts.logits = logits  # (N, C)
         ctx.artifacts.predictions = objective.predict(logits)  # (N,) or (N, C)
         ctx.artifacts.model = model.cpu().eval()
+        ctx.artifacts.model_info = model_info
         shown = ", ".join(f"{k} {v:.4f}" for k, v in figures.items() if k.endswith("_acc"))
         ctx.info(f"[{ctx.stage.section if ctx.stage else 'train'}] {shown}")
+        return figures
 
 
 def _jsonable(options: Any) -> dict[str, Any]:

@@ -19,3 +19,17 @@ def test_doctor_text(cli):
     assert code == 0
     assert "spmm: pass on cpu" in out
     assert "graphbolt:" in out
+
+
+def test_doctor_reports_semi_structured_sparsity_per_device(cli):
+    code, out, _ = cli("doctor", "--json")
+    checks = json.loads(out)["semi_structured"]
+    assert [c["device"] for c in checks][0] == "cpu" and code == 0
+    assert checks[0]["supported"] is False and "no speed-up is expected" in checks[0]["reason"]
+    for check in checks[1:]:  # CUDA: sm80+ runs the matmul, older GPUs say why not
+        sm80 = torch.cuda.get_device_capability(check["device"]) >= (8, 0)
+        assert check["supported"] is sm80 or "reason" in check, check
+        if check["supported"]:
+            assert check["relative_error"] < 1e-2
+    _, text, _ = cli("doctor")
+    assert "2:4: not supported on cpu (no semi-structured sparse kernels on cpu" in text

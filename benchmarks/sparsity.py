@@ -1,0 +1,141 @@
+"""Inference time of dense against 2:4 semi-structured ``nn.Linear`` stacks, side by side.
+
+For each width ``W`` in ``--widths`` (default 256 to 4096) the model is ``--depth`` layers
+``nn.Linear(W, W)`` with ReLU between them, fed ``--rows`` rows (the nodes of a batch). The
+dense model and its 2:4-pruned copy (``graphflow.sparsity``: magnitude pruning, then
+``convert``) run on the same device and input, alternating, and we report the median forward
+time of each over ``--repeats`` calls after warm-up, the ratio dense / sparse (> 1: the
+sparse model is faster) and the relative error of the sparse output against the dense pruned
+one.
+
+On CUDA sm80+ (A100, H100) both models run in ``--dtype`` (float16 by default: the sparse
+tensor cores take float16, bfloat16 or int8). Elsewhere there are no 2:4 kernels: the pruned
+model is the dense model with zeros in it, so the script times the two dense models and says
+that no speed-up is expected (the ratio shows noise around 1.0).
+
+    python benchmarks/sparsity.py [--device cpu|cuda] [--rows 8192] [--widths 256 1024 4096]
+    python benchmarks/sparsity.py --backend torchao     # torchao's sparsify_ (if installed)
+
+Torch only (no DGL). The last output line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import json
+import sys
+import warnings
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+
+from graphflow import sparsity  # noqa: E402
+
+WIDTHS = (256, 512, 1024, 2048, 4096)
+
+
+def measure(width: int, args: argparse.Namespace, device: torch.device,
+            dtype: torch.dtype) -> dict:
+    dense = sparsity.linear_stack(width, args.depth, device=device, dtype=dtype)
+    pruned = copy.deepcopy(dense)
+    layers, _ = sparsity.select_layers(pruned)
+    sparsity.prune(layers)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", sparsity.SparsityFallbackWarning)
+        reports = sparsity.convert(pruned, device, dtype=args.dtype, backend=args.backend)
+    caught = [w for w in caught if issubclass(w.category, sparsity.SparsityFallbackWarning)]
+    converted = sum(r.status == "converted" for r in reports)
+    gen = torch.Generator(device=device).manual_seed(1)
+    x = torch.randn(args.rows, width, device=device, dtype=dtype, generator=gen)
+    err = float("nan")
+    with torch.no_grad():
+        if converted:  # compare with the same pruned weights computed densely
+            masked = copy.deepcopy(dense)
+            sparsity.prune(sparsity.select_layers(masked)[0])
+            ref_out = masked(x).float()
+            err = ((pruned(x).float() - ref_out).norm() / ref_out.norm()).item()
+    run_dense, run_sparse = (lambda: dense(x)), (lambda: pruned(x))
+    graph_note = ""
+    if args.cuda_graph and device.type == "cuda":
+        try:
+            run_dense, run_sparse = graphed(dense, x), graphed(pruned, x)
+        except Exception as exc:  # report, and time eagerly
+            graph_note = f"CUDA graph capture failed: {type(exc).__name__}: {exc}"[:200]
+    t_dense, t_sparse = [], []
+    for _ in range(args.rounds):  # alternate so that background noise hits both alike
+        t_dense.append(sparsity.time_call(run_dense, device, repeats=args.repeats))
+        t_sparse.append(sparsity.time_call(run_sparse, device, repeats=args.repeats))
+    d, s = min(t_dense), min(t_sparse)
+    return {"width": width, "dense_ms": d * 1e3, "sparse_ms": s * 1e3, "ratio": d / s,
+            "converted_layers": converted, "layers": len(reports), "rel_error": err,
+            "fallbacks": [str(w.message) for w in caught], "graph_note": graph_note}
+
+
+def graphed(model: torch.nn.Module, x: torch.Tensor):
+    """``model(x)`` captured in a CUDA graph: the replay skips the host work of each call
+    (torch 2.11 sets up cuSPARSELt's plan on the host at every sparse matmul)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.no_grad(), torch.cuda.stream(stream):
+        for _ in range(3):
+            model(x)
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.no_grad(), torch.cuda.graph(graph):
+        model(x)
+    return graph.replay
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
+    p.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS))
+    p.add_argument("--rows", type=int, default=8192)
+    p.add_argument("--depth", type=int, default=3)
+    p.add_argument("--dtype", choices=sorted(sparsity.DTYPES), default="float16")
+    p.add_argument("--backend", choices=["auto", "torch", "torchao"], default="torch")
+    p.add_argument("--repeats", type=int, default=20)
+    p.add_argument("--rounds", type=int, default=3)
+    p.add_argument("--cuda-graph", action="store_true",
+                   help="time CUDA-graph replays of both models (no per-call host work)")
+    args = p.parse_args()
+    device = torch.device(args.device)
+    why_not = sparsity.sparse_support(device)
+    dtype = sparsity.DTYPES[args.dtype] if why_not is None else torch.float32
+    if device.type == "cuda":
+        name = torch.cuda.get_device_name(device)
+        cap = "sm%d%d" % torch.cuda.get_device_capability(device)
+    else:
+        name, cap = "cpu", "-"
+    print(f"device {device} ({name} {cap}), torch {torch.__version__}, dtype {dtype}, "
+          f"rows {args.rows}, depth {args.depth}, backend {args.backend}"
+          f"{', CUDA graphs' if args.cuda_graph else ''}")
+    if why_not:
+        print(f"NOTE: {why_not}. The 'sparse' model below is the pruned model run densely: "
+              f"its ratio is noise around 1.0. 2:4 kernels exist only on NVIDIA sm80+ GPUs "
+              f"(cuSPARSELt / CUTLASS sparse tensor cores).")
+    print(f"{'width':>6} {'dense ms':>10} {'2:4 ms':>10} {'dense/2:4':>10} {'converted':>10} "
+          f"{'rel err':>9}")
+    rows = []
+    for width in args.widths:
+        r = measure(width, args, device, dtype)
+        rows.append(r)
+        print(f"{r['width']:>6} {r['dense_ms']:>10.3f} {r['sparse_ms']:>10.3f} "
+              f"{r['ratio']:>9.2f}x {r['converted_layers']:>5}/{r['layers']:<4} "
+              f"{r['rel_error']:>9.1e}")
+        for message in r["fallbacks"][:1] + ([r["graph_note"]] if r["graph_note"] else []):
+            print(f"       note: {message}")
+    print(json.dumps({"device": str(device), "name": name, "capability": cap,
+                      "torch": torch.__version__, "dtype": str(dtype), "rows": args.rows,
+                      "depth": args.depth, "backend": args.backend,
+                      "cuda_graph": args.cuda_graph,
+                      "speedup_expected": why_not is None, "results": rows}))
+
+
+if __name__ == "__main__":
+    main()

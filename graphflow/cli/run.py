@@ -9,6 +9,7 @@ from graphflow.config import PipelineConfig, load_config
 from graphflow.device import resolve_device
 from graphflow.manager import PluginHost, create_host
 from graphflow.runner import default_out_dir, run_pipeline
+from graphflow.signals import handle_signals
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -51,8 +52,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    host, config = _config(args)
-    result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet)
+    with handle_signals():  # SIGTERM / SIGHUP / SIGINT: stop at a safe point, record why
+        host, config = _config(args)
+        result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet)
     rec = result.record
     print(f'graphflow: ran "{rec["name"]}" in {rec["seconds"]:.1f}s on {rec["device"]}')
     if rec["metrics"]:

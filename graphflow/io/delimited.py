@@ -116,8 +116,31 @@ def read_delimited(path: Path, *, delimiter: str | None, header: bool, comment: 
     table = read.table(what, comment, ids=[roles[r] for r in ids if r in roles],
                        roles=roles)
     table = table.select(list(roles.values())).rename_columns(list(roles))
-    return Delimited(path=path, table=table, delimiter=delimiter, header=header,
-                     comment=comment, _data_lines=scan.data_lines() if scan else None)
+    out = Delimited(path=path, table=table, delimiter=delimiter, header=header,
+                    comment=comment, _data_lines=scan.data_lines() if scan else None)
+    for role, t in (types or {}).items():
+        if role in roles and pa.types.is_floating(t):
+            _check_finite(out, read, role, roles[role], what)
+    return out
+
+
+def _check_finite(read: Delimited, reader: _Reader, role: str, name: str, what: str) -> None:
+    """Raise a ``DataError`` naming the line and the text of the first value of a numeric
+    column that is not a finite number: ``nan``, ``inf``, ``1e400``, ``NA``... (pyarrow reads
+    some of those as null, some as infinities). Empty fields are left to the caller."""
+    column = read.table.column(role)
+    values = column.to_numpy() if column.null_count == 0 else \
+        column.cast(pa.float64()).fill_null(np.nan).to_numpy()
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    text = reader._read({name: pa.string()}, [name]).column(name)
+    text = pc.utf8_trim_whitespace(text).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(bad & (text != ""))
+    if len(rows):
+        row = int(rows[0])
+        raise DataError(f"{what} {read.where(row)}: {role} {text[row]!r} is not a finite "
+                        f"number (column {name!r}); use finite numbers only")
 
 
 def row_line(data_lines: np.ndarray, row: int, header: bool) -> int:

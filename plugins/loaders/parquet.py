@@ -15,6 +15,7 @@ from graphflow.io.parquet import EDGES_FILE, NODES_FILE, read_parquet
 from graphflow.options import option
 from graphflow_plugins.loaders.edgelist import report
 
+
 @dataclass
 class ParquetOptions:
     path: Path | None = option(
@@ -62,8 +63,7 @@ class ParquetLoader(Loader):
 
     def check(self) -> None:
         o = self.options
-        if o.path is not None and not o.path.is_dir():
-            raise DataError(f"graph folder not found: {o.path}")
+        _check_folder(o.path)
         edges, nodes = o.files()
         if not edges.is_file():
             raise DataError(f"edge table not found: {edges}")
@@ -72,9 +72,8 @@ class ParquetLoader(Loader):
 
     def load(self, ctx: RunContext) -> GraphData:
         o = self.options
+        _check_folder(o.path)
         edges_path, nodes_path = o.files()
-        if o.path is not None and not o.path.is_dir():
-            raise DataError(f"graph folder not found: {o.path}")
         select = {"src": o.src_column, "dst": o.dst_column, "weight": o.weight_column}
         optional = ("weight",) if o.weight_column == "weight" else ()
         read = read_parquet(edges_path, select=select, optional=optional, what="edge table")
@@ -92,3 +91,14 @@ class ParquetLoader(Loader):
         report(ctx, built)
         return built.data
 
+
+
+def _check_folder(path: Path | None) -> None:
+    """``path`` must be a graph folder; a file there is the commonest slip, so say what to do."""
+    if path is None or path.is_dir():
+        return
+    if path.is_file():
+        raise DataError(f"path = {path} is a file, but path takes a graph folder (holding "
+                        f"{EDGES_FILE} and optionally {NODES_FILE}); for a single edge table "
+                        f'write edges = "{path}" instead of path')
+    raise DataError(f"graph folder not found: {path}")

@@ -14,7 +14,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.nodes import OnNan, check_finite
 from graphflow.options import option
@@ -94,11 +94,13 @@ def _read(path: Path, wanted: list[str]) -> dict[str, Any]:
                             f"{', '.join(present) or '(none)'} (set adjacency / labels / "
                             f"features in [load])")
         return scipy.io.loadmat(str(path), variable_names=wanted)
+    except DataError:
+        raise
     except NotImplementedError:  # scipy: "Please use HDF reader for matlab v7.3 files"
         raise DataError(f"{path} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
                         f"re-save it in MATLAB with save(..., '-v7')") from None
-    except (ValueError, TypeError, OSError) as exc:
-        raise DataError(f"{path} is not a readable MATLAB file: {exc}") from None
+    except Exception as exc:  # scipy fails on damaged files in many ways (IndexError...)
+        raise DataError(f"{path} is not a readable MATLAB file ({first_line(exc)})") from None
 
 
 def _matrix(value: Any, name: str, path: Path) -> sp.sparray | sp.spmatrix | np.ndarray:

@@ -17,7 +17,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.nodes import OnNan, check_finite, node_table
 from graphflow.options import option
@@ -130,12 +130,8 @@ class NetworkxLoader(Loader):
         fmt = SUFFIXES[o.path.suffix.lower()] if o.format == "auto" else o.format
         try:
             return READERS[fmt](str(o.path)), str(o.path)
-        except (nx.NetworkXError, ValueError, TypeError, SyntaxError, KeyError) as exc:
-            raise DataError(f"{o.path}: cannot read it as {fmt}: {exc}") from None
-        except Exception as exc:  # XML parse errors and the like
-            if type(exc).__module__.startswith(("xml", "networkx")):
-                raise DataError(f"{o.path}: cannot read it as {fmt}: {exc}") from None
-            raise
+        except Exception as exc:  # networkx's parsers fail on bad files in many ways
+            raise DataError(f"{o.path}: cannot read it as {fmt} ({first_line(exc)})") from None
 
     def _node_columns(self, graph: nx.Graph, nodes: list[Any]) -> dict[str, pa.Array]:
         o = self.options

@@ -24,7 +24,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.split import MASKS
 from graphflow.options import option
@@ -149,8 +149,8 @@ class PlanetoidLoader(Loader):
                 raise DataError(
                     f"{o.name}: download failed ({type(exc).__name__}: {str(exc)[:200]}); "
                     f"{self._where_to_put(missing)}") from None
-            raise DataError(f"{o.name}: DGL could not read the raw files in {o.root}: "
-                            f"{type(exc).__name__}: {exc}") from None
+            raise DataError(f"{o.name}: DGL could not read the raw files in {o.root} "
+                            f"({first_line(exc)})") from None
         g = dataset[0]
         if o.remove_self_loops:
             g = dgl.remove_self_loop(g)

@@ -23,6 +23,11 @@ Shared by the property tests (``tests/fuzz/``) and ``benchmarks/fuzz.py``. Needs
 
 from __future__ import annotations
 
+try:
+    import hypothesis  # noqa: F401
+except ImportError as exc:  # an optional dependency of graphflow itself
+    raise ImportError("graphflow.fuzz needs hypothesis: pip install 'graphflow[test]'") from exc
+
 from graphflow.fuzz.case import Case
 from graphflow.fuzz.check import Outcome, run_case
 from graphflow.fuzz.loaders import LOADER_STRATEGIES

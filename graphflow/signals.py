@@ -151,7 +151,11 @@ class SignalGuard:
         else:
             self.received.append(signum)
             if self.on_signal is not None:
-                self.on_signal(signum)
+                try:
+                    self.on_signal(signum)
+                except Exception as exc:  # forwarding must not break the stop itself
+                    print(f"graphflow: warning: forwarding {signal_name(signum)} failed: "
+                          f"{type(exc).__name__}: {exc}", file=sys.stderr, flush=True)
         if self._shield:
             return
         if len(self.received) == 1 and self._defer and self._timer is None:

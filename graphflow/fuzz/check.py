@@ -79,7 +79,7 @@ def run_case(case: Case, folder: Path, *, bound: float = TIME_BOUND) -> Outcome:
         signal.signal(signal.SIGALRM, previous)
     seconds = time.perf_counter() - start
     outcome = Outcome(case=case, code=code, stdout=out.getvalue(), stderr=err.getvalue(),
-                      seconds=seconds, hung=hung)
+                      seconds=seconds, hung=hung or seconds > bound)
     outcome.problems = problems(outcome, folder, before, out_dir)
     return outcome
 

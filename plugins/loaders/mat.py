@@ -64,7 +64,14 @@ class MatLoader(Loader):
         g = dgl.graph((torch.from_numpy(src.astype(np.int64)),
                        torch.from_numpy(dst.astype(np.int64))), num_nodes=n)
         if not np.all(values == 1):
-            g.edata["weight"] = torch.from_numpy(values.astype(np.float32))
+            with np.errstate(over="ignore", invalid="ignore"):
+                weights = values.astype(np.float32)  # beyond float32's range: inf, refused
+            bad = np.flatnonzero(~np.isfinite(weights))
+            if len(bad):
+                i = int(bad[0])
+                raise DataError(f"{o.path}: {o.adjacency!r}[{src[i]}, {dst[i]}] = {values[i]} "
+                                f"is not a finite float32 edge weight")
+            g.edata["weight"] = torch.from_numpy(weights)
         if o.labels:
             g.ndata["label"] = _labels(variables[o.labels], o.labels, n, o.path)
         if o.features:
@@ -87,13 +94,15 @@ def _read(path: Path, wanted: list[str]) -> dict[str, Any]:
     if not path.is_file():
         raise DataError(f".mat file not found: {path}")
     try:
-        present = [name for name, _, _ in scipy.io.whosmat(str(path))]
+        with np.errstate(all="ignore"):
+            present = [name for name, _, _ in scipy.io.whosmat(str(path))]
         missing = [k for k in wanted if k not in present]
         if missing:
             raise DataError(f"{path} has no variable {missing[0]!r}; its variables: "
                             f"{', '.join(present) or '(none)'} (set adjacency / labels / "
                             f"features in [load])")
-        return scipy.io.loadmat(str(path), variable_names=wanted)
+        with np.errstate(all="ignore"):  # damaged headers overflow sizes: errors follow
+            return scipy.io.loadmat(str(path), variable_names=wanted)
     except DataError:
         raise
     except NotImplementedError:  # scipy: "Please use HDF reader for matlab v7.3 files"

@@ -96,8 +96,12 @@ class NetworkxLoader(Loader):
         nodes = list(graph.nodes)  # networkx holds nodes as Python objects: one pass
         ids = _ids(nodes)
         weight = o.weight if o.weight and _all_have(graph.edges(data=True), o.weight) else None
-        adj = sp.coo_matrix(nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight,
-                                                     dtype=np.float32))
+        try:
+            adj = sp.coo_matrix(nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight,
+                                                         dtype=np.float32))
+        except (ValueError, TypeError) as exc:  # weights given as text, lists...
+            raise DataError(f"{source}: edge attribute {weight!r} must hold numbers "
+                            f"({first_line(exc)}); set weight = \"\" to ignore it") from None
         g = dgl.graph((torch.from_numpy(adj.row.astype(np.int64)),
                        torch.from_numpy(adj.col.astype(np.int64))), num_nodes=len(nodes))
         if weight is not None:

@@ -47,6 +47,22 @@ def _mat() -> bytes:
     return buffer.getvalue()
 
 
+def _mat_huge_weight() -> bytes:
+    import scipy.io
+    import scipy.sparse as sp
+
+    buffer = io.BytesIO()
+    scipy.io.savemat(buffer, {"network": sp.csc_matrix([[0.0, 1e300], [2.0, 0.0]])})
+    return buffer.getvalue()
+
+
+GRAPHML_TEXT_WEIGHT = (
+    b'<?xml version="1.0"?>\n<graphml xmlns="http://graphml.graphdrawing.org/xmlns">'
+    b'<key id="w" for="edge" attr.name="weight" attr.type="string"/>'
+    b'<graph edgedefault="undirected"><node id="a"/><node id="b"/>'
+    b'<edge source="a" target="b"><data key="w">x</data></edge></graph></graphml>\n')
+
+
 def _load(options: dict) -> bytes:
     return (HEAD + section("load", options)).encode()
 
@@ -97,6 +113,13 @@ CASES = {
         {"g.bin": _dgl_with_short_ids()}, _load({"type": "dgl", "path": "g.bin"}),
         r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
         r"\(ValueError: 2 node ids for 3 nodes\); export the graph again"),
+    ".mat weight beyond float32 (was a RuntimeWarning line, then inf weights)": (
+        {"g.mat": _mat_huge_weight()}, _load({"type": "mat", "path": "g.mat", "labels": ""}),
+        r"g.mat: 'network'\[0, 1\] = 1e\+300 is not a finite float32 edge weight"),
+    "GraphML weights as text": (
+        {"w.graphml": GRAPHML_TEXT_WEIGHT}, _load({"type": "networkx", "path": "w.graphml"}),
+        r"w.graphml: edge attribute 'weight' must hold numbers \(ValueError: could not convert "
+        r"string to float: 'x'\); set weight = \"\" to ignore it"),
     "walk sampler under node_classification": (
         {}, (HEAD + section("load", {"type": "synthetic", "nodes": 30}) +
              section("sample", {"type": "deepwalk", "walk_length": 3}) +

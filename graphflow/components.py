@@ -14,7 +14,7 @@ The host builds components from validated options only; components never see raw
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import torch
 
@@ -86,9 +86,19 @@ class Sampler(Component):
 
 
 class Model(Component):
-    """A stack of sparse message-passing layers: ``[model]``."""
+    """A stack of sparse message-passing layers: ``[model]``.
+
+    The built module is called as ``forward(adj, x)`` (see docs/plugins.md, "The model input
+    contract"): ``adj`` is one :class:`graphflow.sparse.Adjacency` (the full graph) or a list
+    of them, one per layer (sampled blocks, input side first); ``x`` holds the input features
+    (num_src, F). ``x`` is a dense tensor unless the class sets ``accepts_sparse = True``: then
+    a task may pass :class:`graphflow.sparse.SparseFeatures` for mostly-zero features, which
+    the module must handle (``graphflow.sparse.features.linear`` / ``dropout`` / ``to_dense``).
+    """
 
     kind = "model"
+    accepts_sparse: ClassVar[bool] = False
+    """Whether the module's ``forward`` (and ``inference``) take ``SparseFeatures`` as ``x``."""
 
     def build(self, in_dim: int, out_dim: int) -> torch.nn.Module:
         """Return a fresh ``nn.Module`` mapping ``in_dim`` features to ``out_dim`` outputs."""
@@ -113,18 +123,22 @@ class Task(Component):
 
 What = Literal["embeddings", "predictions", "logits", "graph"]
 """The artifacts an exporter can write (its ``what`` option)."""
+WHATS: tuple[str, ...] = get_args(What)
 
 
 class Exporter(Component):
     """Writes an artifact to a file: ``[[export]]``.
 
-    Its ``Options`` must have ``what: What`` and ``path: Path | None`` (the registry checks).
+    Its ``Options`` must have ``what: What`` and ``path: Path | None`` (the registry checks),
+    and ``writes`` lists the artifacts it can write (default: every one of :data:`What`).
     Write to :meth:`target`, which is ``path`` or, when it is left out, ``OUT_DIR/<what><suffix>``
     (a folder ``OUT_DIR/graph`` for exporters that write a graph as the files ``graph_files``).
     Writes are atomic: use :func:`graphflow.io.atomic.atomic_path`.
     """
 
     kind = "exporter"
+    writes: ClassVar[tuple[str, ...]] = WHATS
+    """The ``what`` values this exporter writes; ``graphflow validate`` rejects any other."""
     suffix: ClassVar[str] = ""
     graph_files: ClassVar[tuple[str, ...]] = ()
     """The files of a graph written as a folder (``what = "graph"``); empty: one file."""

@@ -283,7 +283,20 @@ def _component(table: Any, section: str, kind: Kind, registry: Registry, src: st
     values = {k: v for k, v in table.items() if k != "type" and k not in skip}
     options = parse_options(info.cls.Options, values, section=section, component=name,
                             source=src, base_dir=base)
+    if kind == "exporter":
+        _check_writes(info, options.what, registry, f"{src}: [{section}] {name}")
     return ComponentSpec(section=section, kind=kind, type=name, options=options, info=info)
+
+
+def _check_writes(info: ComponentInfo, what: str, registry: Registry, where: str) -> None:
+    """An exporter is asked only for an artifact it declares in ``writes``."""
+    writes = info.cls.writes
+    if what in writes:
+        return
+    others = [c.name for c in registry.by_kind("exporter") if what in c.cls.writes]
+    hint = f"; exporters that write {what}: {', '.join(others)}" if others else ""
+    raise ConfigError(f'{where}: what = "{what}" is not written by this exporter; it writes: '
+                      f"{', '.join(writes)}{hint}")
 
 
 def _train(table: Any, section: str, registry: Registry, src: str, base: Path,

@@ -88,6 +88,22 @@ class GraphData:
                 f"{len(self.ids)} node ids for a graph of {self.graph.num_nodes()} nodes"
             )
 
+    @classmethod
+    def from_edges(cls, src: Any, dst: Any, **kwargs: Any) -> GraphData:
+        """A checked graph from edge endpoint ids (+ weights, node ids, features, labels,
+        masks): see :func:`graphflow.io.build.from_edges`."""
+        from graphflow.io.build import from_edges
+
+        return from_edges(src, dst, **kwargs)
+
+    @classmethod
+    def from_tables(cls, edges: Any, nodes: Any = None, **kwargs: Any) -> GraphData:
+        """A checked graph from an edge table and an optional node table: see
+        :func:`graphflow.io.build.from_tables` (what the edgelist and parquet loaders use)."""
+        from graphflow.io.build import from_tables
+
+        return from_tables(edges, nodes, **kwargs)
+
     @property
     def num_nodes(self) -> int:
         return self.graph.num_nodes()

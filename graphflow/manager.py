@@ -13,10 +13,12 @@ Environment:
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
+from types import TracebackType
 from typing import Any
 
 import pluggy
@@ -25,7 +27,7 @@ from graphflow import hookspecs
 from graphflow.components import Kind
 from graphflow.errors import EnvironmentProblem, PluginError
 from graphflow.plugin import NAME
-from graphflow.registry import Register, Registry
+from graphflow.registry import ComponentInfo, Register, Registry
 
 FIRST_PARTY = "graphflow"
 AUTOLOAD_ENV = "GRAPHFLOW_DISABLE_PLUGIN_AUTOLOAD"
@@ -72,11 +74,86 @@ class PluginHost:
             name = _blame(exc, caller)
             raise self.plugin_error(name, f"hook {hook}", exc) from exc
 
-    def plugin_error(self, name: str | None, where: str, exc: BaseException) -> PluginError:
-        info = self.plugins.get(name or "")
-        who = info.label() if info else f'plugin "{name}"' if name else "a plugin"
+    def plugin_error(self, name: str | None, where: str, exc: BaseException, *,
+                     component: ComponentInfo | None = None) -> PluginError:
+        """``plugin "x" (from dist)[, model "y",] failed in WHERE: Type: message``."""
+        who = self.plugin_label(name)
+        if component is not None:
+            who += f', {component.kind} "{component.name}",'
         return PluginError(f"{who} failed in {where}: {type(exc).__name__}: {exc}",
                            plugin=name, stage=where)
+
+    def plugin_label(self, name: str | None) -> str:
+        """``plugin "x" (from dist)``, as messages name a plugin."""
+        info = self.plugins.get(name or "")
+        return info.label() if info else f'plugin "{name}"' if name else "a plugin"
+
+    def culprit(self, exc: BaseException, in_use: Sequence[ComponentInfo] = ()) -> Culprit | None:
+        """The plugin (and component) whose code raised ``exc``, from its traceback.
+
+        The innermost frame whose module belongs to a plugin names the plugin: a module
+        defines a registered component class, is a plugin's own module (or below it), or
+        lies in the top-level package of a third-party plugin. The component is the one of
+        ``in_use`` (the components of the failing stage: its own, then the model and the
+        sampler it calls) from that plugin and defined in that module, else the only one
+        of ``in_use`` from that plugin, else the only registered component defined in that
+        module. None when no frame belongs to a plugin.
+        """
+        owners = self._module_owners()
+        frames = []
+        tb: TracebackType | None = exc.__traceback__
+        while tb is not None:
+            frames.append(tb.tb_frame)
+            tb = tb.tb_next
+        for frame in reversed(frames):  # innermost first
+            module = frame.f_globals.get("__name__", "")
+            plugin = _owner(owners, module)
+            if plugin is None:
+                continue
+            ours = [c for c in in_use if c.plugin == plugin]
+            here = [c for c in ours if c.cls.__module__ == module]
+            if here:
+                return Culprit(plugin, here[0])
+            if len(ours) == 1:
+                return Culprit(plugin, ours[0])
+            defined = [c for c in self.registry.of_plugin(plugin) if c.cls.__module__ == module]
+            return Culprit(plugin, defined[0] if len(defined) == 1 else None)
+        return None
+
+    def _module_owners(self) -> dict[str, str]:
+        """Module name -> plugin: component classes' modules, plugin modules, and the
+        top-level package of a third-party plugin that shares it with no other plugin."""
+        owners: dict[str, str] = {}
+        for comp in self.registry.all():
+            owners.setdefault(comp.cls.__module__, comp.plugin)
+        packages: dict[str, set[str]] = {}
+        for name, obj in self.pm.list_name_plugin():
+            module = obj.__name__ if inspect.ismodule(obj) else type(obj).__module__
+            owners.setdefault(module, name)
+            info = self.plugins.get(name)
+            if info is not None and not info.first_party:
+                packages.setdefault(module.split(".")[0], set()).add(name)
+        for package, names in packages.items():
+            if len(names) == 1 and package not in ("graphflow", "graphflow_plugins"):
+                owners.setdefault(package, next(iter(names)))
+        return owners
+
+
+@dataclass(frozen=True)
+class Culprit:
+    """Who raised an exception: a plugin and, when known, which of its components."""
+
+    plugin: str
+    component: ComponentInfo | None
+
+
+def _owner(owners: Mapping[str, str], module: str) -> str | None:
+    """The plugin owning ``module`` or the closest package above it."""
+    while module:
+        if module in owners:
+            return owners[module]
+        module = module.rpartition(".")[0]
+    return None
 
 
 def create_host(

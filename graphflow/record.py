@@ -12,6 +12,7 @@ from typing import Any
 import torch
 
 from graphflow.io.atomic import write_json
+from graphflow.memory import run_peak
 
 PACKAGES = ("graphflow", "torch", "dgl", "pyarrow", "numpy", "scipy", "networkx", "pluggy")
 
@@ -62,14 +63,17 @@ class RunRecord:
             "error": None,
         }
 
-    def add_stage(self, section: str, type_: str, plugin: str, seconds: float) -> None:
+    def add_stage(self, section: str, type_: str, plugin: str, seconds: float,
+                  memory: dict[str, Any] | None = None) -> None:
+        """One finished stage; ``memory``: its peaks (see :class:`graphflow.memory.PeakMemory`)."""
         self.data["stages"].append({"section": section, "type": type_, "plugin": plugin,
-                                    "seconds": round(seconds, 4)})
+                                    "seconds": round(seconds, 4), **(memory or {})})
 
     def finish(self, *, status: str, metrics: dict[str, float], outputs: list[dict[str, str]],
                error: str | None = None) -> dict[str, Any]:
         self.data.update(status=status, metrics=dict(metrics), error=error,
-                         seconds=round(time.time() - self.started, 3))
+                         seconds=round(time.time() - self.started, 3),
+                         memory=run_peak(self.data["stages"]))
         self.data["outputs"] = list(outputs) + [{"path": str(self.path), "what": "record",
                                                  "section": "pipeline"}]
         write_json(self.path, self.data)

@@ -11,7 +11,7 @@ import dataclasses
 import inspect
 from dataclasses import dataclass
 
-from graphflow.components import BASES, KINDS, Component, Kind
+from graphflow.components import BASES, KINDS, WHATS, Component, Kind
 from graphflow.errors import PluginError, UnknownComponentError, did_you_mean
 
 
@@ -121,3 +121,7 @@ def _check_component(kind: Kind, cls: type, plugin: str) -> None:
         missing = {"what", "path"} - names
         if missing:
             raise fail(f"exporter options need {sorted(missing)}")
+        writes = getattr(cls, "writes", None)
+        if not isinstance(writes, tuple) or not writes or not set(writes) <= set(WHATS):
+            raise fail(f"its writes must be a non-empty tuple of {', '.join(WHATS)}; got "
+                       f"{writes!r}")

@@ -16,10 +16,12 @@ from typing import Any
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
 from graphflow.device import resolve_device
-from graphflow.errors import DataError, GraphflowError
+from graphflow.errors import DataError, GraphflowError, PluginError
 from graphflow.graph import GraphData
 from graphflow.manager import PluginHost
+from graphflow.memory import PeakMemory
 from graphflow.record import RunRecord
+from graphflow.registry import ComponentInfo
 from graphflow.seed import seed_everything
 from graphflow.signals import Terminated, finishing, safe_point
 
@@ -111,22 +113,49 @@ def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: 
     stage = Stage(section=spec.section, kind=spec.kind, type=spec.type, plugin=spec.plugin)
     ctx.stage = stage
     ctx.host.broadcast("graphflow_stage_start", ctx=ctx, stage=stage)
+    memory = PeakMemory(ctx.device)
+    memory.start()
     start = time.perf_counter()
     try:
         action(ctx, spec.build())
     except GraphflowError as exc:
         message = str(exc)
         if f"[{stage.section}]" not in message and not message.startswith(stage.section):
+            culprit = None if isinstance(exc, PluginError) else \
+                ctx.host.culprit(exc, _in_use(ctx, spec))
+            if culprit is not None and culprit.component not in (None, spec.info):
+                # e.g. spmm's DataError inside a third-party model that the task called
+                c = culprit.component
+                message = f'{c.kind} "{c.name}" ({ctx.host.plugin_label(c.plugin)}): {message}'
             exc.args = (f"[{stage.section}] {stage.type}: {message}",)
         raise
     except (KeyboardInterrupt, MemoryError):
         raise
     except Exception as exc:
-        raise ctx.host.plugin_error(stage.plugin, f"stage {stage.section} ({stage.type})",
-                                    exc) from exc
+        culprit = ctx.host.culprit(exc, _in_use(ctx, spec))
+        plugin = culprit.plugin if culprit is not None else stage.plugin
+        component = culprit.component if culprit is not None else None
+        raise ctx.host.plugin_error(plugin, f"stage {stage.section} ({stage.type})", exc,
+                                    component=None if component is spec.info else component
+                                    ) from exc
     seconds = time.perf_counter() - start
-    record.add_stage(stage.section, stage.type, stage.plugin, seconds)
+    record.add_stage(stage.section, stage.type, stage.plugin, seconds, memory.stop())
     ctx.host.broadcast("graphflow_stage_end", ctx=ctx, stage=stage, seconds=seconds)
+
+
+def _in_use(ctx: RunContext, spec: ComponentSpec) -> list[ComponentInfo]:
+    """The components a failing stage ran: its own, then the model and sampler it calls."""
+    found = [spec.info]
+    for kind, component in (("model", ctx.model), ("sampler", ctx.sampler)):
+        name = getattr(component, "name", None)
+        if isinstance(name, str):
+            try:
+                info = ctx.host.registry.get(kind, name)
+            except GraphflowError:
+                continue
+            if isinstance(component, info.cls) and info not in found:
+                found.append(info)
+    return found
 
 
 def _load(ctx: RunContext, loader: Any) -> None:

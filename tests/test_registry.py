@@ -123,3 +123,67 @@ def test_exporter_contract_accepts_path_and_what():
             path: Path = option(Path("x"), "path")
 
     assert Registry().add("exporter", Ok, "p").name == "ok"
+
+
+class EmbeddingsOnly(Exporter):
+    """Writes embeddings as word2vec text."""
+
+    name = "w2v"
+    summary = "word2vec text"
+    writes = ("embeddings",)
+
+    @dataclass
+    class Options:
+        what: str = option("embeddings", "what to write")
+        path: Path | None = option(None, "where")
+
+
+def test_exporter_writes_must_name_known_artifacts():
+    registry = Registry()
+    registry.add("exporter", EmbeddingsOnly, "mine")
+    assert registry.get("exporter", "w2v").cls.writes == ("embeddings",)
+
+    class Vague(EmbeddingsOnly):
+        """Declares an artifact that does not exist."""
+
+        name = "vague"
+        writes = ("embeddings", "pictures")
+
+    with pytest.raises(PluginError, match=r"registered an invalid exporter 'Vague': its writes "
+                                          r"must be a non-empty tuple of embeddings, "
+                                          r"predictions, logits, graph"):
+        registry.add("exporter", Vague, "mine")
+
+
+def test_validate_rejects_what_an_exporter_does_not_write(tmp_path):
+    from graphflow.config import load_config
+    from graphflow.errors import ConfigError
+    from graphflow.manager import create_host
+
+    class Plugin:
+        from graphflow.plugin import hookimpl
+
+        @hookimpl
+        def graphflow_register_exporters(self, register):
+            register(EmbeddingsOnly)
+
+    host = create_host(plugins={"w2v": Plugin()})
+    path = tmp_path / "p.toml"
+    path.write_text('[load]\ntype = "synthetic"\n'
+                    '[[export]]\ntype = "w2v"\nwhat = "predictions"\n')
+    with pytest.raises(ConfigError, match=r'\[export.0\] w2v: what = "predictions" is not written '
+                                          r"by this exporter; it writes: embeddings; exporters "
+                                          r"that write predictions: csv, dgl, npy, parquet, pt$"):
+        load_config(path, host.registry)
+    path.write_text(path.read_text().replace('"predictions"', '"embeddings"'))
+    assert load_config(path, host.registry).exports[0].options.what == "embeddings"
+
+
+def test_cli_validate_names_what_the_exporter_writes(tmp_path, cli):
+    path = tmp_path / "p.toml"
+    path.write_text('[load]\ntype = "synthetic"\n[[export]]\ntype = "npy"\nwhat = "graph"\n')
+    code, _, err = cli("validate", path)
+    assert code == 1
+    assert err.splitlines()[0].endswith('[export.0] npy: what = "graph" is not written by this '
+                                        "exporter; it writes: embeddings, predictions, logits; "
+                                        "exporters that write graph: csv, dgl, parquet, pt")

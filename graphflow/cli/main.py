@@ -19,7 +19,7 @@ from graphflow.signals import Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from graphflow.cli import doctor, info, run
+    from graphflow.cli import doctor, info, run, scaffold
 
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_commands(sub, common)
     info.add_commands(sub, common)
     doctor.add_commands(sub, common)
+    scaffold.add_commands(sub, common)
     return parser
 
 

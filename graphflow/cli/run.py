@@ -57,6 +57,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet)
     rec = result.record
     print(f'graphflow: ran "{rec["name"]}" in {rec["seconds"]:.1f}s on {rec["device"]}')
+    peak = rec.get("memory") or {}
+    if "peak_rss_mb" in peak:
+        shown = f"{peak['peak_rss_mb']:.0f} MB resident ({peak['peak_rss_stage']})"
+        if "peak_cuda_mb" in peak:
+            shown += f", {peak['peak_cuda_mb']:.0f} MB CUDA ({peak['peak_cuda_stage']})"
+        print(f"  peak memory: {shown}")
     if rec["metrics"]:
         shown = "  ".join(f"{k}={format_metric(v)}" for k, v in rec["metrics"].items())
         print(f"  metrics: {shown}")

@@ -43,12 +43,13 @@ class Assembled:
 
 
 def assemble(edges: EdgeColumns, nodes: NodeTable | None, *, directed: bool, name: str,
-             on_nan: OnNan = "error") -> Assembled:
+             on_nan: OnNan = "error", num_nodes: int | None = None) -> Assembled:
     """Build the graph: ids to ``0..N-1``, weights, both directions when undirected, node data.
 
     Without a node table, nodes are those the edges mention (see
     :func:`graphflow.io.ids.encode_edges`); with one, nodes are the table's rows in order and
-    every edge endpoint must be among them.
+    every edge endpoint must be among them. With ``num_nodes``, the nodes are ``0..N-1``
+    (integer ids, checked to lie in range) and ``nodes``, if given, holds their data in order.
 
     :param directed: False: each row is an undirected edge; the graph holds both directions
         and a pair given twice (in either direction) is kept once, with its first weight.
@@ -63,7 +64,10 @@ def assemble(edges: EdgeColumns, nodes: NodeTable | None, *, directed: bool, nam
                 or pa.types.is_large_string(column.type) or pa.types.is_null(column.type)):
             raise DataError(f"{edges.source}: {end} node ids must be integers or strings, "
                             f"not {column.type}")
-    if nodes is None:
+    if num_nodes is not None:
+        src, dst = in_range(edges, num_nodes)
+        ids = NodeIds.identity(num_nodes)
+    elif nodes is None:
         src_col, dst_col = normalise_ids(edges.src, edges.dst)
         src, dst, ids = encode_edges(src_col, dst_col)
     else:
@@ -93,6 +97,25 @@ def assemble(edges: EdgeColumns, nodes: NodeTable | None, *, directed: bool, nam
             meta["classes"] = nodes.classes
         g.ndata.update(nodes.masks)
     return Assembled(GraphData(graph=g, ids=ids, name=name, meta=meta), zeroed, dropped)
+
+
+def in_range(edges: EdgeColumns, num_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """Integer endpoint ids checked to lie in ``[0, num_nodes)``: int64 (E,) arrays."""
+    out = []
+    for column, end in ((edges.src, "source"), (edges.dst, "target")):
+        if isinstance(column, pa.ChunkedArray):
+            column = column.combine_chunks()
+        if not (pa.types.is_integer(column.type) or pa.types.is_null(column.type)):
+            raise DataError(f"{edges.source}: {end} node ids are {column.type}; with num_nodes "
+                            f"they must be integers 0..{num_nodes - 1}")
+        ids = column.to_numpy(zero_copy_only=False).astype(np.int64, copy=False)
+        bad = np.flatnonzero((ids < 0) | (ids >= num_nodes))
+        if len(bad):
+            row = int(bad[0])
+            raise DataError(f"{edges.where(row)}: {end} node id {int(ids[row])} is out of range "
+                            f"for num_nodes = {num_nodes} (ids 0..{num_nodes - 1})")
+        out.append(ids)
+    return out[0], out[1]
 
 
 def _weights(edges: EdgeColumns) -> torch.Tensor:

@@ -41,7 +41,7 @@ def normalise_ids(*columns: Column) -> list[Column]:
     types = [c.type for c in columns]
     for t, c in zip(types, columns):
         if not (pa.types.is_integer(t) or is_string(t) or pa.types.is_null(t)):
-            raise TypeError(f"node ids must be integers or strings, not {t}")
+            raise DataError(f"node ids must be integers or strings, not {t}")
     target = pa.int64() if all(pa.types.is_integer(t) or pa.types.is_null(t) for t in types) \
         else pa.string()
     return [c if c.type == target else c.cast(target) for c in columns]

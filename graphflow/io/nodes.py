@@ -52,27 +52,45 @@ class NodeTable:
         return len(self.ids)
 
 
+@dataclass
+class NodeFile:
+    """A node table as read from a file, not yet interpreted (see :func:`node_table`)."""
+
+    table: pa.Table
+    where: Where
+    source: str
+    classes: list[str] | None = None  # class names a graphflow-written Parquet file carries
+
+
+def read_node_file(path: Path, *, id_column: str = "id", delimiter: str | None = None,
+                   comment: str = "") -> NodeFile:
+    """Read a node table from Parquet (``.parquet`` / ``.pq``) or delimited text with a header.
+
+    :raises DataError: missing or unreadable file.
+    """
+    what = "node table"
+    if path.suffix.lower() in PARQUET_SUFFIXES:
+        read = read_parquet(path, what=what)
+        classes = read_run_metadata(path).get("classes")  # written by the parquet exporter
+        return NodeFile(read.table, read.where, str(path),
+                        [str(c) for c in classes] if classes else None)
+    text = read_delimited(path, delimiter=delimiter, header=True, comment=comment,
+                          ids=[id_column], what=what)
+    return NodeFile(text.table, text.where, str(path))
+
+
 def read_node_table(path: Path, *, id_column: str = "id", label_column: str = "label",
                     feature_columns: Sequence[str] | None = None, delimiter: str | None = None,
                     comment: str = "") -> NodeTable:
-    """Read a node table from Parquet (``.parquet`` / ``.pq``) or delimited text with a header.
+    """Read and interpret a node table file (:func:`read_node_file`, then :func:`node_table`).
 
     :raises DataError: missing file or column, duplicate or empty ids, unusable features.
     """
-    what = "node table"
-    classes = None
-    if path.suffix.lower() in PARQUET_SUFFIXES:
-        read = read_parquet(path, what=what)
-        table, where = read.table, read.where
-        classes = read_run_metadata(path).get("classes")  # written by the parquet exporter
-    else:
-        text = read_delimited(path, delimiter=delimiter, header=True, comment=comment,
-                              ids=[id_column], what=what)
-        table, where = text.table, text.where
-    out = node_table(table, where=where, source=str(path), id_column=id_column,
+    read = read_node_file(path, id_column=id_column, delimiter=delimiter, comment=comment)
+    out = node_table(read.table, where=read.where, source=read.source, id_column=id_column,
                      label_column=label_column, feature_columns=feature_columns)
-    if classes and out.label is not None and out.classes is None:
-        out.classes = [str(c) for c in classes]
+    if read.classes and out.label is not None and out.classes is None:
+        out.classes = read.classes
     return out
 
 

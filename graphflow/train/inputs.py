@@ -13,8 +13,10 @@ from typing import TYPE_CHECKING, Literal
 import torch
 
 from graphflow.errors import DataError
+from graphflow.sparse.features import Features, as_features
 
 if TYPE_CHECKING:
+    from graphflow.components import Model
     from graphflow.context import Artifacts
     from graphflow.graph import GraphData
 
@@ -71,6 +73,22 @@ def node_features(data: GraphData, source: FeatureSource, artifacts: Artifacts, 
                         f"internal node {bad}); clean the input or add a normalize_features "
                         f"transform after fixing it")
     return x  # (N, F)
+
+
+def model_input(x: torch.Tensor, model: Model, sparse_threshold: float) -> Features:
+    """The features a task hands to ``model``'s module: the one place that decides.
+
+    A model receives a dense tensor unless its class declares ``accepts_sparse = True``;
+    then mostly-zero features (density below ``sparse_threshold``) come as
+    :class:`~graphflow.sparse.SparseFeatures` (see :func:`graphflow.sparse.as_features`).
+
+    :param x: float32 (N, F) dense features.
+    :param model: the ``[model]`` component (``ctx.model``).
+    :param sparse_threshold: density below which features go sparse; 0 keeps them dense.
+    """
+    if not getattr(model, "accepts_sparse", False):
+        return x  # (N, F) dense
+    return as_features(x, sparse_threshold)
 
 
 def node_targets(data: GraphData) -> Targets:

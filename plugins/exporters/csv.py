@@ -48,6 +48,7 @@ class CsvExporter(Exporter):
 
     name = "csv"
     summary = "CSV with header: ids + one column per dimension, predictions, or the graph"
+    writes = ("embeddings", "predictions", "logits", "graph")
     suffix = ".csv"
     graph_files = (EDGES_CSV, NODES_CSV)
     Options = CsvExportOptions

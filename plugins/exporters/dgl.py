@@ -29,6 +29,7 @@ class DglExporter(Exporter):
 
     name = "dgl"
     summary = "DGL binary graph (dgl.save_graphs) with ids and metadata; readable by the dgl loader"
+    writes = ("embeddings", "predictions", "logits", "graph")
     suffix = ".bin"
     Options = DglExportOptions
 

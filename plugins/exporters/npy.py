@@ -21,11 +21,6 @@ class NpyExportOptions:
                                      "go to <stem>.ids.npy beside it.")
     ids: bool = option(True, "Also write the original node ids (int64 or unicode array).")
 
-    def __post_init__(self) -> None:
-        if self.what == "graph":
-            raise ValueError('npy writes embeddings, predictions or logits; for what = "graph" '
-                             'use type = "parquet", "csv" or "dgl"')
-
 
 def ids_path(path: Path) -> Path:
     """Where the ids of ``path`` go: ``emb.npy`` -> ``emb.ids.npy``."""
@@ -49,6 +44,7 @@ class NpyExporter(Exporter):
 
     name = "npy"
     summary = "NumPy .npy array of embeddings / predictions / logits (+ .ids.npy)"
+    writes = ("embeddings", "predictions", "logits")
     suffix = ".npy"
     Options = NpyExportOptions
 

@@ -42,6 +42,7 @@ class ParquetExporter(Exporter):
 
     name = "parquet"
     summary = "Parquet: ids + vectors / predictions, or the graph (edges + nodes tables)"
+    writes = ("embeddings", "predictions", "logits", "graph")
     suffix = ".parquet"
     graph_files = (EDGES_FILE, NODES_FILE)
     Options = ParquetExportOptions

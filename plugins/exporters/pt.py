@@ -43,6 +43,7 @@ class PtExporter(Exporter):
 
     name = "pt"
     summary = "torch.save dict: tensor(s) + ids + run metadata"
+    writes = ("embeddings", "predictions", "logits", "graph")
     suffix = ".pt"
     Options = PtExportOptions
 

@@ -11,9 +11,8 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
 from graphflow.graph import GraphData
-from graphflow.io.assemble import Assembled, EdgeColumns, assemble
 from graphflow.io.delimited import delimiter_char, read_delimited
-from graphflow.io.nodes import OnNan, read_node_table
+from graphflow.io.nodes import OnNan, read_node_file
 from graphflow.options import option
 
 
@@ -73,22 +72,14 @@ class EdgelistLoader(Loader):
                               comment=o.comment, select=select,
                               types={"weight": pa.float32()}, ids=("src", "dst"),
                               what="edge list")
-        table = read.table
         nodes = None
         if o.nodes is not None:
-            nodes = read_node_table(o.nodes, id_column=o.id_column, label_column=o.label_column,
-                                    feature_columns=o.feature_columns, comment=o.comment)
-        edges = EdgeColumns(src=table.column("src"), dst=table.column("dst"),
-                            weight=table.column("weight") if "weight" in select else None,
-                            where=read.where, source=f"edge list {o.path}")
-        built = assemble(edges, nodes, directed=o.directed, name=o.path.stem, on_nan=o.on_nan)
-        report(ctx, built)
-        return built.data
-
-
-def report(ctx: RunContext, built: Assembled) -> None:
-    """Tell the user about repairs made while loading."""
-    if built.zeroed:
-        ctx.info(f"on_nan = \"zero\": set {built.zeroed} NaN/inf feature values to 0")
-    if built.dropped:
-        ctx.info(f"undirected: merged {built.dropped} repeated node pairs")
+            nodes = read_node_file(o.nodes, id_column=o.id_column, comment=o.comment)
+        return GraphData.from_tables(
+            read.table, None if nodes is None else nodes.table,
+            weight="weight" if "weight" in select else None, id_column=o.id_column,
+            label_column=o.label_column, feature_columns=o.feature_columns,
+            classes=None if nodes is None else nodes.classes, directed=o.directed,
+            name=o.path.stem, on_nan=o.on_nan, edge_rows=read.where,
+            node_rows=None if nodes is None else nodes.where,
+            edges_source=f"edge list {o.path}", nodes_source=str(o.nodes), info=ctx.info)

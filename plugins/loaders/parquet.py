@@ -9,11 +9,9 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
 from graphflow.graph import GraphData
-from graphflow.io.assemble import EdgeColumns, assemble
-from graphflow.io.nodes import OnNan, read_node_table
+from graphflow.io.nodes import OnNan, read_node_file
 from graphflow.io.parquet import EDGES_FILE, NODES_FILE, read_parquet
 from graphflow.options import option
-from graphflow_plugins.loaders.edgelist import report
 
 
 @dataclass
@@ -77,20 +75,19 @@ class ParquetLoader(Loader):
         select = {"src": o.src_column, "dst": o.dst_column, "weight": o.weight_column}
         optional = ("weight",) if o.weight_column == "weight" else ()
         read = read_parquet(edges_path, select=select, optional=optional, what="edge table")
-        table = read.table
         nodes = None
         if nodes_path is not None:
-            nodes = read_node_table(nodes_path, id_column=o.id_column,
-                                    label_column=o.label_column,
-                                    feature_columns=o.feature_columns)
-        edges = EdgeColumns(src=table.column("src"), dst=table.column("dst"),
-                            weight=table.column("weight") if "weight" in table.column_names
-                            else None, where=read.where, source=f"edge table {edges_path}")
+            nodes = read_node_file(nodes_path, id_column=o.id_column)
         name = o.path.name if o.path is not None else edges_path.stem
-        built = assemble(edges, nodes, directed=o.directed, name=name, on_nan=o.on_nan)
-        report(ctx, built)
-        return built.data
-
+        return GraphData.from_tables(
+            read.table, None if nodes is None else nodes.table,
+            weight="weight" if "weight" in read.table.column_names else None,
+            id_column=o.id_column, label_column=o.label_column,
+            feature_columns=o.feature_columns, classes=None if nodes is None else nodes.classes,
+            directed=o.directed, name=name, on_nan=o.on_nan, edge_rows=read.where,
+            node_rows=None if nodes is None else nodes.where,
+            edges_source=f"edge table {edges_path}", nodes_source=str(nodes_path),
+            info=ctx.info)
 
 
 def _check_folder(path: Path | None) -> None:

@@ -69,6 +69,7 @@ class GATModel(Model):
     name = "gat"
     summary = "Graph attention network (Veličković et al. 2018)"
     Options = GATOptions
+    accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
     def build(self, in_dim: int, out_dim: int) -> GNNStack:
         o = self.options

@@ -35,6 +35,7 @@ class GCNModel(Model):
     name = "gcn"
     summary = "Graph convolutional network (Kipf & Welling 2017)"
     Options = GCNOptions
+    accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
     def build(self, in_dim: int, out_dim: int) -> GNNStack:
         o = self.options

@@ -46,6 +46,7 @@ class GINModel(Model):
     name = "gin"
     summary = "Graph isomorphism network (Xu et al. 2019)"
     Options = GINOptions
+    accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
     def build(self, in_dim: int, out_dim: int) -> GNNStack:
         o = self.options

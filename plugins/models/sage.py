@@ -26,6 +26,7 @@ class SAGEModel(Model):
     name = "sage"
     summary = "GraphSAGE with the mean aggregator (Hamilton et al. 2017)"
     Options = SAGEOptions
+    accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
     def build(self, in_dim: int, out_dim: int) -> GNNStack:
         o = self.options

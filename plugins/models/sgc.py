@@ -38,6 +38,7 @@ class SGCModel(Model):
     name = "sgc"
     summary = "Simplified graph convolution (Wu et al. 2019)"
     Options = SGCOptions
+    accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
     def build(self, in_dim: int, out_dim: int) -> GNNStack:
         o = self.options

@@ -13,8 +13,9 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sparse import Adjacency
-from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, as_features
-from graphflow.train.inputs import FeatureSource, Targets, node_features, node_targets
+from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD
+from graphflow.train.inputs import (FeatureSource, Targets, model_input, node_features,
+                                    node_targets)
 from graphflow.train.loop import EpochLoop, LoopOptions
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
 from graphflow.train.optim import DecayOn, OptimizerName, make_optimizer
@@ -53,7 +54,8 @@ class NodeClassificationOptions:
         False, 'Use edata["weight"] as edge values (weighted aggregation).')
     sparse_threshold: float = option(
         DEFAULT_DENSITY_THRESHOLD,
-        "Keep input features sparse (CSR) when their density is below this; 0 = dense.")
+        "Keep input features sparse (CSR) when their density is below this, for models that "
+        "accept sparse input (accepts_sparse); 0 = dense.")
     inference_batch_size: int = option(
         0, "Nodes per batch of layer-wise full-neighbor inference; 0: the whole graph at "
            f"once when training full-batch, {MINIBATCH_INFERENCE_BATCH} with a sampler.")
@@ -117,7 +119,7 @@ class NodeClassification(Task):
         stepper = Stepper(model, optimizer, ctx.device, scaler)
         generator = torch.Generator().manual_seed(ctx.seed)  # shuffles minibatch seeds
         adj = Adjacency.from_graph(data.graph, weight="weight" if o.edge_weights else None)
-        feats = as_features(x, o.sparse_threshold)
+        feats = model_input(x, ctx.model, o.sparse_threshold)  # dense unless accepts_sparse
         runner = self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
         meta = {"task": self.name, "model": ctx.model.name,
                 "model_options": _jsonable(ctx.model.options), "features": o.features,

@@ -154,8 +154,10 @@ def test_missing_artifact_and_unwritable_folder(run_toml, tmp_path):
                                         r"\"graph\" the path is a folder that will hold "
                                         r"edges.csv and nodes.csv$"):
         run_toml(base.replace('"parquet"', '"csv"') + 'what = "graph"\npath = "blocker"\n')
-    with pytest.raises(ConfigError, match=r'npy writes embeddings, predictions or logits; for '
-                                          r'what = "graph" use type = "parquet"'):
+    with pytest.raises(ConfigError, match=r'\[export.0\] npy: what = "graph" is not written by '
+                                          r"this exporter; it writes: embeddings, predictions, "
+                                          r"logits; exporters that write graph: csv, dgl, "
+                                          r"parquet, pt$"):
         run_toml(base.replace('"parquet"', '"npy"') + 'what = "graph"\npath = "g.npy"\n')
     assert sorted(p.name for p in tmp_path.iterdir() if p.name.endswith("partial")) == []
 

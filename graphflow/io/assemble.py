@@ -59,11 +59,6 @@ def assemble(edges: EdgeColumns, nodes: NodeTable | None, *, directed: bool, nam
         raise DataError(f"{edges.source} has no edges; the graph would be empty")
     check_no_nulls(edges.src, "source node id", edges.where)
     check_no_nulls(edges.dst, "target node id", edges.where)
-    for column, end in ((edges.src, "source"), (edges.dst, "target")):
-        if not (pa.types.is_integer(column.type) or pa.types.is_string(column.type)
-                or pa.types.is_large_string(column.type) or pa.types.is_null(column.type)):
-            raise DataError(f"{edges.source}: {end} node ids must be integers or strings, "
-                            f"not {column.type}")
     if num_nodes is not None:
         src, dst = in_range(edges, num_nodes)
         ids = NodeIds.identity(num_nodes)

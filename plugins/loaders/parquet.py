@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
@@ -75,6 +77,12 @@ class ParquetLoader(Loader):
         select = {"src": o.src_column, "dst": o.dst_column, "weight": o.weight_column}
         optional = ("weight",) if o.weight_column == "weight" else ()
         read = read_parquet(edges_path, select=select, optional=optional, what="edge table")
+        for role in ("src", "dst"):  # name the file: the builder only knows the columns
+            t = read.table.column(role).type
+            if not (pa.types.is_integer(t) or pa.types.is_string(t)
+                    or pa.types.is_large_string(t) or pa.types.is_null(t)):
+                raise DataError(f"edge table {edges_path}: {select[role]!r} holds {t}; node ids "
+                                f"must be integers or strings")
         nodes = None
         if nodes_path is not None:
             nodes = read_node_file(nodes_path, id_column=o.id_column)

@@ -102,7 +102,7 @@ CASES = {
     "boolean node ids": (
         {"e.parquet": _parquet(pa.table({"src": [True], "dst": [False]}))},
         _load({"type": "parquet", "edges": "e.parquet"}),
-        r"edge table .*e.parquet: source node ids must be integers or strings, not bool"),
+        r"edge table .*e.parquet: 'src' holds bool; node ids must be integers or strings"),
     "truncated .mat": (
         {"g.mat": _mat()[:150]}, _load({"type": "mat", "path": "g.mat", "labels": ""}),
         r"g.mat is not a readable MATLAB file \(\w+: "),

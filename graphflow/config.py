@@ -138,6 +138,12 @@ def read_toml(path: Path) -> dict[str, Any]:
     """Parse a TOML file; errors give the file, line and column."""
     try:
         text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = exc.object[:exc.start].count(b"\n") + 1
+        raise ConfigError(f"{path}:{line}: not UTF-8 text (byte 0x{exc.object[exc.start]:02x}); "
+                          f"save the pipeline file as UTF-8") from None
+    except IsADirectoryError:
+        raise ConfigError(f"pipeline file {path} is a folder; give the .toml file") from None
     except FileNotFoundError:
         raise ConfigError(f"pipeline file not found: {path}") from None
     except OSError as exc:
@@ -198,6 +204,9 @@ def load_config(
     """Read, override and validate a pipeline file."""
     path = Path(path)
     raw = read_toml(path)
+    if not isinstance(raw.get("pipeline", {}), dict):
+        raise ConfigError(f"{path}: [pipeline] must be a table (write [pipeline], not "
+                          f"[[pipeline]])")
     for assignment in overrides:
         apply_override(raw, assignment)
     if device is not None:

@@ -46,6 +46,14 @@ class EnvironmentProblem(GraphflowError):
     """A dependency is missing or broken; the message says what to install."""
 
 
+def first_line(exc: BaseException, limit: int = 200) -> str:
+    """``"TypeName: first line of the message"``, cut to ``limit`` characters: a foreign
+    exception made fit for a one-line message."""
+    text = next((line.strip() for line in str(exc).splitlines() if line.strip()), "")
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def nearest(word: str, choices: Iterable[str]) -> str | None:
     """The closest of ``choices`` to ``word`` (difflib ratio >= 0.6), or None."""
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)

@@ -135,7 +135,7 @@ def rmat(nodes: int, edges: int, *, seed: int = 0, a: float = 0.57, b: float = 0
         raise ValueError("rmat needs nodes > 1 and edges >= 0")
     if not (a > 0 and b >= 0 and c >= 0 and a + b + c < 1):
         raise ValueError("rmat needs a > 0, b, c >= 0 and a + b + c < 1")
-    rng = np.random.default_rng(seed)
+    rng = np.random.default_rng(seed % 2**64)  # numpy takes no negative seeds; torch does
     scale = max(1, math.ceil(math.log2(nodes)))
     perm = rng.permutation(nodes)
     n_groups = math.ceil(scale / LEVEL_BITS)

@@ -16,6 +16,7 @@ an unknown one. ``Path`` fields resolve relative to the pipeline file's folder.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import types
 import typing
@@ -122,10 +123,18 @@ def coerce(value: Any, annotation: Any, *, where: str, base_dir: Path | None = N
     ok, result = _try(value, annotation, base_dir)
     if ok:
         return result
+    if isinstance(value, int) and not isinstance(value, bool) and not _fits_int64(value):
+        raise ConfigError(f"{where}: {value} is out of range; integers must lie between "
+                          f"-2**63 and 2**63 - 1")
     raise ConfigError(
         f"{where}: expected {type_name(annotation)}, got {_toml_repr(value)} "
         f"({_toml_type(value)})"
     )
+
+
+def _fits_int64(value: int) -> bool:
+    """TOML integers are 64-bit; Python's are not (torch and numpy fail on larger ones)."""
+    return -2**63 <= value < 2**63
 
 
 def _try(value: Any, ann: Any, base_dir: Path | None) -> tuple[bool, Any]:
@@ -168,7 +177,7 @@ def _try(value: Any, ann: Any, base_dir: Path | None) -> tuple[bool, Any]:
     if ann is bool:
         return isinstance(value, bool), value
     if ann is int:
-        return isinstance(value, int) and not isinstance(value, bool), value
+        return isinstance(value, int) and not isinstance(value, bool) and _fits_int64(value), value
     if ann is float:
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             return False, None
@@ -223,5 +232,5 @@ def _toml_repr(value: Any) -> str:
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, str):
-        return f'"{value}"'
+        return json.dumps(value, ensure_ascii=False)  # control characters escaped: one line
     return repr(value)

@@ -25,6 +25,7 @@ from graphflow.memory import PeakMemory
 from graphflow.record import RunRecord
 from graphflow.registry import ComponentInfo
 from graphflow.seed import seed_everything
+from graphflow.signals import Terminated, finishing, safe_point
 
 
 @dataclass
@@ -73,6 +74,9 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
         ctx.stage = None
     except BaseException as exc:
         status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+        finishing()  # a further signal must not cut the record of this one short
+        if isinstance(exc, Terminated):  # SIGTERM / SIGHUP / SIGINT under the CLI
+            status, record.data["signal"] = exc.status, exc.name
         try:
             host.broadcast("graphflow_pipeline_error", ctx=ctx, stage=ctx.stage, error=exc)
         except GraphflowError as hook_exc:
@@ -83,6 +87,7 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
         raise
     if ctx.metrics_path.exists():
         ctx.add_output(ctx.metrics_path, "epoch log")
+    finishing()
     record.data.update(world.describe())
     data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs,
                          reports=ctx.reports)
@@ -117,6 +122,7 @@ def _plan(config: PipelineConfig) -> Iterator[tuple[ComponentSpec, Action]]:
 
 
 def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: Action) -> None:
+    safe_point()  # a signal noted during the last stage stops the run before the next
     stage = Stage(section=spec.section, kind=spec.kind, type=spec.type, plugin=spec.plugin)
     ctx.stage = stage
     ctx.host.broadcast("graphflow_stage_start", ctx=ctx, stage=stage)

@@ -12,6 +12,7 @@ from graphflow.distributed.world import World, check_data_parallel
 from graphflow.errors import ConfigError
 from graphflow.manager import PluginHost, create_host
 from graphflow.runner import default_out_dir, run_pipeline
+from graphflow.signals import handle_signals
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -64,9 +65,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         if world.distributed:
             raise ConfigError(f"--nproc {args.nproc} inside a worker of torchrun: the launcher "
                               f"already started {world.size} processes; drop --nproc")
-        return run_nproc(args, config)
+        return run_nproc(args, config)  # torch's launcher forwards signals to the workers
     check_data_parallel(config, world.size)
-    with world.group(world.place(device)):
+    # SIGTERM / SIGHUP / SIGINT: stop at a safe point, record why (each worker does the same)
+    with handle_signals(), world.group(world.place(device)):
         result = run_pipeline(config, host, resume=args.resume, quiet=args.quiet, world=world)
     if not world.is_main:
         return 0

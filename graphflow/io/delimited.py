@@ -24,7 +24,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 
 DELIMITERS = {"tab": "\t", "comma": ",", "space": " "}
 """Delimiter names accepted in TOML, besides ``auto`` and any single character."""
@@ -101,9 +101,13 @@ def read_delimited(path: Path, *, delimiter: str | None, header: bool, comment: 
     start, first = _first_line(mm, comment_b)
     if first is None:
         raise DataError(f"{what} {path} has no data: only comments or blank lines")
+    if b"\r" in first:  # \r\n was stripped: a lone \r ends lines (classic Mac OS)
+        line = mm[:start].count(b"\n") + 1
+        raise DataError(f"{what} {path}:{line}: lines end in a bare carriage return (CR); "
+                        f"convert the file to LF line ends (e.g. with dos2unix -c mac)")
     if delimiter is None:
         delimiter = _sniff(first)
-    names = _header_names(first, delimiter) if header else \
+    names = _header_names(first, delimiter, path, what) if header else \
         [f"f{i}" for i in range(len(_split(first, delimiter)))]
     roles = _resolve(select, names, path, what) if select is not None else {n: n for n in names}
     scan: _LineScan | None = None
@@ -113,11 +117,37 @@ def read_delimited(path: Path, *, delimiter: str | None, header: bool, comment: 
         data = scan.without_comments()
     table_types = {roles[r]: t for r, t in (types or {}).items() if r in roles}
     read = _Reader(path, data, delimiter, header, names, list(roles.values()), table_types)
-    table = read.table(what, comment, ids=[roles[r] for r in ids if r in roles],
-                       roles=roles)
+    try:
+        table = read.table(what, comment, ids=[roles[r] for r in ids if r in roles],
+                           roles=roles)
+    except pa.ArrowException as exc:  # what _Reader does not recognise (a duplicate name...)
+        raise DataError(f"{what} {path}: cannot parse it ({first_line(exc)})") from None
     table = table.select(list(roles.values())).rename_columns(list(roles))
-    return Delimited(path=path, table=table, delimiter=delimiter, header=header,
-                     comment=comment, _data_lines=scan.data_lines() if scan else None)
+    out = Delimited(path=path, table=table, delimiter=delimiter, header=header,
+                    comment=comment, _data_lines=scan.data_lines() if scan else None)
+    for role, t in (types or {}).items():
+        if role in roles and pa.types.is_floating(t):
+            _check_finite(out, read, role, roles[role], what)
+    return out
+
+
+def _check_finite(read: Delimited, reader: _Reader, role: str, name: str, what: str) -> None:
+    """Raise a ``DataError`` naming the line and the text of the first value of a numeric
+    column that is not a finite number: ``nan``, ``inf``, ``1e400``, ``NA``... (pyarrow reads
+    some of those as null, some as infinities). Empty fields are left to the caller."""
+    column = read.table.column(role)
+    values = column.to_numpy() if column.null_count == 0 else \
+        column.cast(pa.float64()).fill_null(np.nan).to_numpy()
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    text = reader._read({name: pa.string()}, [name]).column(name)
+    text = pc.utf8_trim_whitespace(text).to_numpy(zero_copy_only=False)
+    rows = np.flatnonzero(bad & (text != ""))
+    if len(rows):
+        row = int(rows[0])
+        raise DataError(f"{what} {read.where(row)}: {role} {text[row]!r} is not a finite "
+                        f"number (column {name!r}); use finite numbers only")
 
 
 def row_line(data_lines: np.ndarray, row: int, header: bool) -> int:
@@ -180,17 +210,28 @@ def _sniff(line: bytes) -> str:
 
 def _split(line: bytes, delimiter: str) -> list[str]:
     text = line.decode("utf-8", errors="replace")
-    return next(csv.reader([text], delimiter=delimiter)) if text else [""]
+    if not text:
+        return [""]
+    try:
+        return next(csv.reader([text], delimiter=delimiter))
+    except csv.Error:  # a NUL byte, a stray quote...: plain splitting still counts columns
+        return text.split(delimiter)
 
 
-def _header_names(line: bytes, delimiter: str) -> list[str]:
+def _header_names(line: bytes, delimiter: str, path: Path, what: str) -> list[str]:
+    line = line.removeprefix(b"\xef\xbb\xbf")  # a UTF-8 BOM, which pyarrow skips too
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DataError(f"{what} {path}: the header line is not UTF-8 text (byte "
+                        f"0x{line[exc.start]:02x}); save the file as UTF-8") from None
     return [name.strip() for name in _split(line, delimiter)]
 
 
 def _resolve(select: Mapping[str, str | int], names: list[str], path: Path,
              what: str) -> dict[str, str]:
-    """``{role: column name in the file}``."""
-    out = {}
+    """``{role: column name in the file}``; two roles may not share a column."""
+    out: dict[str, str] = {}
     for role, column in select.items():
         if isinstance(column, int):
             if not 0 <= column < len(names):
@@ -202,6 +243,10 @@ def _resolve(select: Mapping[str, str | int], names: list[str], path: Path,
         else:
             raise DataError(f"{what} {path}: no column {column!r} for the {role}; columns: "
                             f"{', '.join(names)}")
+        other = next((r for r, c in out.items() if c == out[role] and r != role), None)
+        if other is not None:
+            raise DataError(f"{what} {path}: the {other} and the {role} are both column "
+                            f"{out[role]!r}; give them different columns")
     return out
 
 
@@ -273,7 +318,7 @@ class _Reader:
                     f"{what} {self.path}:{line}: expected {expected} "
                     f"{delimiter_name(self.delimiter)}-separated fields, found {found}: "
                     f"{text!r}") from None
-        raise DataError(f"{what} {self.path}: cannot parse: {message}") from None
+        raise DataError(f"{what} {self.path}: cannot parse it ({first_line(exc)})") from None
 
 
 def _id_type(t: pa.DataType) -> bool:

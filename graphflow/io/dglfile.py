@@ -24,7 +24,7 @@ import pyarrow as pa
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.atomic import atomic_path
 from graphflow.io.split import MASKS
@@ -97,10 +97,17 @@ def load_graph(path: Path, index: int = 0) -> GraphData:
         raise DataError(f"{path}: graph {index} is heterogeneous ({g.ntypes}); graphflow needs "
                         f"one node type and one edge type")
     info: dict[str, Any] = {}
-    if META in labels and len(graphs) == 1:
-        info = json.loads(bytes(labels[META].numpy().tobytes()).decode())
-    ids = ids_from_tensors(labels, g.num_nodes()) if len(graphs) == 1 else \
-        NodeIds.identity(g.num_nodes())
+    try:
+        if META in labels and len(graphs) == 1:
+            info = json.loads(bytes(labels[META].numpy().tobytes()).decode())
+        ids = ids_from_tensors(labels, g.num_nodes()) if len(graphs) == 1 else \
+            NodeIds.identity(g.num_nodes())
+    except (ValueError, TypeError, pa.ArrowException) as exc:  # bad JSON, ids not matching
+        raise DataError(f"{path}: the node ids or metadata graphflow stored with the graph are "
+                        f"damaged ({first_line(exc)}); export the graph again") from None
+    if not isinstance(info, dict):
+        raise DataError(f"{path}: the metadata graphflow stored with the graph are damaged "
+                        f"(not a JSON object); export the graph again")
     for mask in MASKS:
         if mask in g.ndata:
             g.ndata[mask] = g.ndata[mask].to(torch.bool)

@@ -17,7 +17,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.io.atomic import atomic_path
 
 EDGES_FILE = "edges.parquet"
@@ -49,7 +49,8 @@ def open_parquet(path: Path, what: str) -> pq.ParquetFile:
     try:
         return pq.ParquetFile(path)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"{what} {path} is not a readable Parquet file: {exc}") from None
+        raise DataError(f"{what} {path} is not a readable Parquet file "
+                        f"({first_line(exc)})") from None
 
 
 def read_parquet(path: Path, *, select: Mapping[str, str] | None = None,
@@ -77,7 +78,7 @@ def read_parquet(path: Path, *, select: Mapping[str, str] | None = None,
         schema = pa.schema([pf.schema_arrow.field(c) for c in columns])
         table = pa.Table.from_batches(batches, schema=schema)
     except (pa.ArrowInvalid, OSError) as exc:
-        raise DataError(f"{what} {path}: cannot read: {exc}") from None
+        raise DataError(f"{what} {path}: cannot read it ({first_line(exc)})") from None
     return ParquetTable(path=path, table=table.rename_columns(list(roles)))
 
 

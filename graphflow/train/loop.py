@@ -10,7 +10,9 @@ named ``monitor``, None without a validation split), and :class:`EpochLoop` does
 * with ``ctx.resume`` it reloads ``train_state.pt`` and continues from the epoch after it,
   restoring the model, optimizer, best-so-far and random generators, so that an interrupted
   CPU run ends exactly as an uninterrupted one would;
-* each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``).
+* each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``);
+* a termination signal under the CLI (:mod:`graphflow.signals`) waits for the end of the
+  epoch, which then saves ``train_state.pt`` (with ``checkpoint``) and stops the run.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
+from graphflow import signals
 from graphflow.errors import ConfigError
 from graphflow.io.atomic import write_text
 from graphflow.train import checkpoint as ckpt
@@ -85,6 +88,11 @@ class EpochLoop:
     def run(self, train_epoch: Callable[[int], Figures],
             evaluate: Callable[[], tuple[Figures, float | None]]) -> Best:
         """Train, then leave the best (or, with ``restore_best`` off, the last) model loaded."""
+        with signals.deferred():  # a signal stops the run between epochs, its state saved
+            return self._run(train_epoch, evaluate)
+
+    def _run(self, train_epoch: Callable[[int], Figures],
+             evaluate: Callable[[], tuple[Figures, float | None]]) -> Best:
         o = self.options
         start, stopped = self._resume() if self.ctx.resume else (1, False)
         epoch = start - 1
@@ -105,6 +113,8 @@ class EpochLoop:
                               f"{o.monitor} for {o.patience} epochs (best {best:.4f} at epoch "
                               f"{self.best.epoch})")
                 break
+            if signals.pending() is not None:
+                self._stop_for_signal(epoch)
         if o.restore_best and self.best.model is not None:
             self.model.load_state_dict(self.best.model)
         if o.checkpoint and self.checkpoint_path.exists():
@@ -126,14 +136,32 @@ class EpochLoop:
                 ckpt.save(self.checkpoint_path, {"model": self.best.model, "epoch": epoch,
                                                  "monitor": o.monitor, "score": value,
                                                  "meta": o.meta})
-            state = TrainState(
-                epoch=epoch, model=self.model.state_dict(),
-                optimizer=self.optimizer.state_dict(), best=self.best,
-                rng=ckpt.rng_state(self.generator),
-                scaler=self.scaler.state_dict() if self.scaler is not None else None,
-                stopped=stopped, meta=o.meta)
-            ckpt.save(self.state_path, state.to_dict())
+            self._save_state(epoch, stopped)
         return stopped
+
+    def _save_state(self, epoch: int, stopped: bool) -> None:
+        """Write ``train_state.pt``: what ``--resume`` continues from after ``epoch``."""
+        state = TrainState(
+            epoch=epoch, model=self.model.state_dict(),
+            optimizer=self.optimizer.state_dict(), best=self.best,
+            rng=ckpt.rng_state(self.generator),
+            scaler=self.scaler.state_dict() if self.scaler is not None else None,
+            stopped=stopped, meta=self.options.meta)
+        ckpt.save(self.state_path, state.to_dict())
+
+    def _stop_for_signal(self, epoch: int) -> None:
+        """A termination signal came during ``epoch``: save the state, then stop the run."""
+        o = self.options
+        name = signals.signal_name(signals.pending() or 0)
+        if o.checkpoint:
+            if not (epoch % o.eval_every == 0 or epoch == o.epochs):  # not saved yet
+                self._save_state(epoch, False)
+            self.ctx.info(f"[{self.section}] {name}: stopped after epoch {epoch}; "
+                          f"graphflow run --resume continues from {self.state_path}")
+        else:
+            self.ctx.info(f"[{self.section}] {name}: stopped after epoch {epoch} "
+                          f"(checkpoint = false: nothing saved to resume from)")
+        signals.safe_point()
 
     def _resume(self) -> tuple[int, bool]:
         """Load ``train_state.pt``; return the first epoch still to run and whether it stopped."""

@@ -178,8 +178,10 @@ class MiniBatches:
         total_loss, correct, seen = 0.0, 0.0, 0
         for mb in self.batches():
             if not isinstance(mb, MiniBatch):
-                raise DataError(f"the sampler returned {type(mb).__name__}, expected "
-                                f"graphflow.sampling.block.MiniBatch")
+                name = getattr(self.sampler, "name", type(self.sampler).__name__)
+                raise DataError(f'[sample] "{name}" returned {type(mb).__name__}, not a '
+                                f"MiniBatch of blocks; this task needs a block sampler such "
+                                f'as type = "neighbor"')
             adjs = [self.block_adjacency(b.to(dev)) for b in mb.blocks]
             if self.use_sampled_features and mb.features is not None:
                 x = mb.features.to(dev)  # (num_input, F)

@@ -14,7 +14,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.nodes import OnNan, check_finite
 from graphflow.options import option
@@ -64,7 +64,14 @@ class MatLoader(Loader):
         g = dgl.graph((torch.from_numpy(src.astype(np.int64)),
                        torch.from_numpy(dst.astype(np.int64))), num_nodes=n)
         if not np.all(values == 1):
-            g.edata["weight"] = torch.from_numpy(values.astype(np.float32))
+            with np.errstate(over="ignore", invalid="ignore"):
+                weights = values.astype(np.float32)  # beyond float32's range: inf, refused
+            bad = np.flatnonzero(~np.isfinite(weights))
+            if len(bad):
+                i = int(bad[0])
+                raise DataError(f"{o.path}: {o.adjacency!r}[{src[i]}, {dst[i]}] = {values[i]} "
+                                f"is not a finite float32 edge weight")
+            g.edata["weight"] = torch.from_numpy(weights)
         if o.labels:
             g.ndata["label"] = _labels(variables[o.labels], o.labels, n, o.path)
         if o.features:
@@ -87,18 +94,22 @@ def _read(path: Path, wanted: list[str]) -> dict[str, Any]:
     if not path.is_file():
         raise DataError(f".mat file not found: {path}")
     try:
-        present = [name for name, _, _ in scipy.io.whosmat(str(path))]
+        with np.errstate(all="ignore"):
+            present = [name for name, _, _ in scipy.io.whosmat(str(path))]
         missing = [k for k in wanted if k not in present]
         if missing:
             raise DataError(f"{path} has no variable {missing[0]!r}; its variables: "
                             f"{', '.join(present) or '(none)'} (set adjacency / labels / "
                             f"features in [load])")
-        return scipy.io.loadmat(str(path), variable_names=wanted)
+        with np.errstate(all="ignore"):  # damaged headers overflow sizes: errors follow
+            return scipy.io.loadmat(str(path), variable_names=wanted)
+    except DataError:
+        raise
     except NotImplementedError:  # scipy: "Please use HDF reader for matlab v7.3 files"
         raise DataError(f"{path} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
                         f"re-save it in MATLAB with save(..., '-v7')") from None
-    except (ValueError, TypeError, OSError) as exc:
-        raise DataError(f"{path} is not a readable MATLAB file: {exc}") from None
+    except Exception as exc:  # scipy fails on damaged files in many ways (IndexError...)
+        raise DataError(f"{path} is not a readable MATLAB file ({first_line(exc)})") from None
 
 
 def _matrix(value: Any, name: str, path: Path) -> sp.sparray | sp.spmatrix | np.ndarray:

@@ -17,7 +17,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.nodes import OnNan, check_finite, node_table
 from graphflow.options import option
@@ -96,8 +96,12 @@ class NetworkxLoader(Loader):
         nodes = list(graph.nodes)  # networkx holds nodes as Python objects: one pass
         ids = _ids(nodes)
         weight = o.weight if o.weight and _all_have(graph.edges(data=True), o.weight) else None
-        adj = sp.coo_matrix(nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight,
-                                                     dtype=np.float32))
+        try:
+            adj = sp.coo_matrix(nx.to_scipy_sparse_array(graph, nodelist=nodes, weight=weight,
+                                                         dtype=np.float32))
+        except (ValueError, TypeError) as exc:  # weights given as text, lists...
+            raise DataError(f"{source}: edge attribute {weight!r} must hold numbers "
+                            f"({first_line(exc)}); set weight = \"\" to ignore it") from None
         g = dgl.graph((torch.from_numpy(adj.row.astype(np.int64)),
                        torch.from_numpy(adj.col.astype(np.int64))), num_nodes=len(nodes))
         if weight is not None:
@@ -130,12 +134,8 @@ class NetworkxLoader(Loader):
         fmt = SUFFIXES[o.path.suffix.lower()] if o.format == "auto" else o.format
         try:
             return READERS[fmt](str(o.path)), str(o.path)
-        except (nx.NetworkXError, ValueError, TypeError, SyntaxError, KeyError) as exc:
-            raise DataError(f"{o.path}: cannot read it as {fmt}: {exc}") from None
-        except Exception as exc:  # XML parse errors and the like
-            if type(exc).__module__.startswith(("xml", "networkx")):
-                raise DataError(f"{o.path}: cannot read it as {fmt}: {exc}") from None
-            raise
+        except Exception as exc:  # networkx's parsers fail on bad files in many ways
+            raise DataError(f"{o.path}: cannot read it as {fmt} ({first_line(exc)})") from None
 
     def _node_columns(self, graph: nx.Graph, nodes: list[Any]) -> dict[str, pa.Array]:
         o = self.options

@@ -5,6 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+import pyarrow as pa
+
 from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
@@ -12,6 +14,7 @@ from graphflow.graph import GraphData
 from graphflow.io.nodes import OnNan, read_node_file
 from graphflow.io.parquet import EDGES_FILE, NODES_FILE, read_parquet
 from graphflow.options import option
+
 
 @dataclass
 class ParquetOptions:
@@ -60,8 +63,7 @@ class ParquetLoader(Loader):
 
     def check(self) -> None:
         o = self.options
-        if o.path is not None and not o.path.is_dir():
-            raise DataError(f"graph folder not found: {o.path}")
+        _check_folder(o.path)
         edges, nodes = o.files()
         if not edges.is_file():
             raise DataError(f"edge table not found: {edges}")
@@ -70,12 +72,17 @@ class ParquetLoader(Loader):
 
     def load(self, ctx: RunContext) -> GraphData:
         o = self.options
+        _check_folder(o.path)
         edges_path, nodes_path = o.files()
-        if o.path is not None and not o.path.is_dir():
-            raise DataError(f"graph folder not found: {o.path}")
         select = {"src": o.src_column, "dst": o.dst_column, "weight": o.weight_column}
         optional = ("weight",) if o.weight_column == "weight" else ()
         read = read_parquet(edges_path, select=select, optional=optional, what="edge table")
+        for role in ("src", "dst"):  # name the file: the builder only knows the columns
+            t = read.table.column(role).type
+            if not (pa.types.is_integer(t) or pa.types.is_string(t)
+                    or pa.types.is_large_string(t) or pa.types.is_null(t)):
+                raise DataError(f"edge table {edges_path}: {select[role]!r} holds {t}; node ids "
+                                f"must be integers or strings")
         nodes = None
         if nodes_path is not None:
             nodes = read_node_file(nodes_path, id_column=o.id_column)
@@ -89,3 +96,14 @@ class ParquetLoader(Loader):
             node_rows=None if nodes is None else nodes.where,
             edges_source=f"edge table {edges_path}", nodes_source=str(nodes_path),
             info=ctx.info)
+
+
+def _check_folder(path: Path | None) -> None:
+    """``path`` must be a graph folder; a file there is the commonest slip, so say what to do."""
+    if path is None or path.is_dir():
+        return
+    if path.is_file():
+        raise DataError(f"path = {path} is a file, but path takes a graph folder (holding "
+                        f"{EDGES_FILE} and optionally {NODES_FILE}); for a single edge table "
+                        f'write edges = "{path}" instead of path')
+    raise DataError(f"graph folder not found: {path}")

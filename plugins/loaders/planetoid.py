@@ -13,18 +13,20 @@ import contextlib
 import hashlib
 import io
 import os
+import pickle
 import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypeVar
 
+import scipy.sparse as sp
 import torch
 
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.split import MASKS
 from graphflow.options import option
@@ -77,6 +79,27 @@ def link_layout(name: str, root: Path, cache: Path) -> Path:
             with contextlib.suppress(FileExistsError):  # a concurrent run made it
                 link.symlink_to(root / fname)
     return raw_dir
+
+
+def check_raw_files(name: str, root: Path) -> None:
+    """Unpickle the raw files as DGL will and check the structure of their sparse matrices.
+
+    scipy's compiled code trusts a CSR matrix's indices: a damaged ``ind.cora.x`` made DGL's
+    processing crash the whole process (a segmentation fault, found by fuzzing). Here such a
+    file fails with its name instead.
+
+    :raises DataError: naming the first damaged file.
+    """
+    for part in PARTS[:-1]:  # test.index is text, which DGL parses in Python
+        path = root / f"ind.{name}.{part}"
+        try:
+            with open(path, "rb") as fh:
+                obj = pickle.load(fh, encoding="latin1")  # the files are Python 2 pickles
+            if sp.issparse(obj):
+                obj.check_format(full_check=True)
+        except Exception as exc:
+            raise DataError(f"{path} is damaged ({first_line(exc)}); replace it with the "
+                            f"original Planetoid file") from None
 
 
 @dataclass
@@ -134,6 +157,7 @@ class PlanetoidLoader(Loader):
         cache = o.cache_dir or cache_home()
         missing = self._missing()
         if not missing:
+            check_raw_files(o.name, o.root)
             raw_dir = link_layout(o.name, o.root, cache)
         elif o.download:
             raw_dir = cache / "planetoid" / "download"
@@ -149,8 +173,8 @@ class PlanetoidLoader(Loader):
                 raise DataError(
                     f"{o.name}: download failed ({type(exc).__name__}: {str(exc)[:200]}); "
                     f"{self._where_to_put(missing)}") from None
-            raise DataError(f"{o.name}: DGL could not read the raw files in {o.root}: "
-                            f"{type(exc).__name__}: {exc}") from None
+            raise DataError(f"{o.name}: DGL could not read the raw files in {o.root} "
+                            f"({first_line(exc)})") from None
         g = dataset[0]
         if o.remove_self_loops:
             g = dgl.remove_self_loop(g)

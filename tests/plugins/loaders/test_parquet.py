@@ -26,8 +26,21 @@ def test_errors(run_toml, tmp_path):
         run_toml('[load]\ntype = "parquet"\nedges = "e.parquet"\nweight_column = "cost"\n')
     with pytest.raises(DataError, match=r"graph folder not found: .*nowhere"):
         run_toml('[load]\ntype = "parquet"\npath = "nowhere"\n')
+    # path names a file: say that path takes a folder and where a single table goes.
+    with pytest.raises(DataError, match=r"path = .*e.parquet is a file, but path takes a graph "
+                                        r"folder \(holding edges.parquet and optionally "
+                                        r"nodes.parquet\); for a single edge table write "
+                                        r'edges = ".*e.parquet" instead of path'):
+        run_toml('[load]\ntype = "parquet"\npath = "e.parquet"\n')
     with pytest.raises(ConfigError, match=r'give either path = "graph folder" or edges'):
         run_toml('[load]\ntype = "parquet"\n')
     (tmp_path / "fake.parquet").write_text("not parquet")
     with pytest.raises(DataError, match=r"fake.parquet is not a readable Parquet file"):
         run_toml('[load]\ntype = "parquet"\nedges = "fake.parquet"\n')
+
+
+def test_a_file_given_as_path_through_validate(cli, tmp_path):
+    pq.write_table(pa.table({"src": [0], "dst": [1]}), tmp_path / "edges.parquet")
+    (tmp_path / "p.toml").write_text('[load]\ntype = "parquet"\npath = "edges.parquet"\n')
+    code, _, err = cli("validate", tmp_path / "p.toml")
+    assert code == 1 and "path takes a graph folder" in err and "edges = " in err

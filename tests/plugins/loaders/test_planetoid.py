@@ -90,3 +90,25 @@ def test_no_files_and_no_network_says_where_to_put_them(run_toml, tmp_path, cach
     message = str(info.value)
     assert "cora: download failed (ConnectionError: cannot reach https://" in message
     assert f"put {', '.join(raw_files('cora'))} in {root}" in message
+
+
+def test_a_damaged_raw_file_is_named_instead_of_crashing_scipy(run_toml, tmp_path,
+                                                                planetoid_root, cache):
+    """Out-of-range column indices in ind.cora.x once made DGL's processing segfault
+    (found by fuzzing); now the file is named."""
+    import pickle
+    import shutil
+
+    root = tmp_path / "raw"
+    root.mkdir()
+    for name in raw_files("cora"):
+        shutil.copy(planetoid_root / name, root / name)
+    with open(root / "ind.cora.x", "rb") as fh:
+        x = pickle.load(fh, encoding="latin1")
+    x.indices[:3] = 10**6  # beyond the 1433 columns
+    with open(root / "ind.cora.x", "wb") as fh:
+        pickle.dump(x, fh)
+    with pytest.raises(DataError, match=r"ind.cora.x is damaged \(ValueError: .*\); replace "
+                                        r"it with the original Planetoid file"):
+        run_toml(f'[load]\ntype = "planetoid"\nroot = "{root}"\ndownload = false\n'
+                 f'cache_dir = "{cache}"\n')

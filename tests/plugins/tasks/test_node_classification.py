@@ -344,8 +344,8 @@ def test_a_sampler_with_only_sample_gets_batched_seeds(run_toml):
     text = pipeline(model="sage", epochs=5, sample='[sample]\ntype = "plain"')
     ctx = run_toml(text, host=create_host(plugins={"plain": PlainSamplerPlugin()})).ctx
     assert ctx.metrics["train_acc"] > 0.8
-    with pytest.raises(DataError, match="the sampler returned dict, expected "
-                                        "graphflow.sampling.block.MiniBatch"):
+    with pytest.raises(DataError, match=r'\[sample\] "plain" returned dict, not a MiniBatch '
+                                        r"of blocks; this task needs a block sampler"):
         run_toml(text.replace('"plain"', '"plain"\nbroken = true'),
                  host=create_host(plugins={"plain": PlainSamplerPlugin()}))
 

@@ -1,0 +1,228 @@
+"""Termination signals: the guard in-process, and ``graphflow run`` stopped by SIGTERM for real."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from graphflow.signals import (Terminated, deferred, finishing, handle_signals, pending,
+                               safe_point)
+
+STARTUP_BOUND = 90.0  # seconds for a subprocess to import torch + DGL and reach training
+
+
+def _spin(seconds: float) -> None:
+    """Python-level busy work, so that signal handlers run promptly."""
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        time.sleep(0.005)
+
+
+@pytest.mark.parametrize("signum, status, code", [(signal.SIGTERM, "terminated", 143),
+                                                  (signal.SIGHUP, "terminated", 129),
+                                                  (signal.SIGINT, "interrupted", 130)])
+def test_a_first_signal_outside_a_deferred_region_stops_at_once(signum, status, code):
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    with pytest.raises(Terminated) as info:
+        with handle_signals():
+            os.kill(os.getpid(), signum)
+            _spin(5)
+    assert (info.value.signum, info.value.status, info.value.exit_code) == (signum, status, code)
+    assert info.value.name == signal.Signals(signum).name
+    assert isinstance(info.value, KeyboardInterrupt)  # every Ctrl-C path handles it
+    # The previous handlers are back: no process-wide change outlives the block.
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_deferred_signals_wait_for_a_safe_point_and_a_second_stops_at_once():
+    with handle_signals() as guard:
+        with pytest.raises(Terminated):
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _spin(0.2)  # not raised: the region is deferred
+                assert pending() == signal.SIGTERM == guard.requested
+                safe_point()
+        assert pending() == signal.SIGTERM
+    with handle_signals():
+        with pytest.raises(Terminated):
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _spin(0.1)
+                start = time.monotonic()
+                os.kill(os.getpid(), signal.SIGTERM)
+                _spin(5)
+        assert time.monotonic() - start < 2
+        # After the second signal SIGTERM is back with its previous handler (death).
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_leaving_a_deferred_region_is_a_safe_point_and_grace_bounds_the_wait():
+    with handle_signals():
+        with pytest.raises(Terminated):
+            with deferred():
+                os.kill(os.getpid(), signal.SIGHUP)
+                _spin(0.1)
+    with handle_signals(grace=0.3):
+        start = time.monotonic()
+        with pytest.raises(Terminated):
+            with deferred():
+                os.kill(os.getpid(), signal.SIGTERM)
+                _spin(10)  # never reaches a safe point: the grace timer stops it
+        assert time.monotonic() - start < 5
+
+
+def test_finishing_notes_signals_without_raising_and_on_signal_forwards():
+    seen = []
+    with handle_signals(on_signal=seen.append) as guard:
+        finishing()
+        os.kill(os.getpid(), signal.SIGTERM)
+        _spin(0.1)
+        safe_point()  # writing the record: not raised
+    assert seen == [signal.SIGTERM] and guard.received == [signal.SIGTERM]
+
+
+def test_without_a_guard_everything_is_a_no_op_and_threads_get_an_inactive_guard():
+    assert pending() is None
+    safe_point()
+    finishing()
+    with deferred():
+        pass
+    result = {}
+
+    def worker():
+        with handle_signals() as guard:
+            result["active"] = guard.active
+
+    thread = threading.Thread(target=worker)
+    thread.start()
+    thread.join(10)
+    assert result == {"active": False}
+
+
+# --- graphflow run in a subprocess --------------------------------------------------------
+
+PIPELINE = """
+[pipeline]
+name = "signals"
+seed = 0
+device = "cpu"
+[load]
+type = "synthetic"
+nodes = {nodes}
+classes = 3
+features = 8
+{sample}
+[model]
+type = "gcn"
+hidden = 8
+[train]
+type = "node_classification"
+epochs = 100000          # far more than the test waits for: it stops the run itself
+eval_every = 3
+[[export]]
+type = "parquet"
+what = "predictions"
+"""
+
+SLOW_SAMPLER = """
+[sample]
+type = "neighbor"
+fanouts = [5, 5]
+batch_size = 1           # seconds per epoch: a signal lands well inside one
+"""
+
+
+def _start(tmp_path: Path, text: str, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
+    pipeline = tmp_path / "pipeline.toml"
+    pipeline.write_text(text)
+    out, err = tmp_path / "out", tmp_path / f"stderr{len(list(tmp_path.glob('stderr*')))}.txt"
+    with open(err, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "graphflow", "run", str(pipeline),
+                                 "--out-dir", str(out), *extra],
+                                stdout=subprocess.DEVNULL, stderr=fh, cwd=tmp_path)
+    return proc, out, err
+
+
+def _wait_for(condition, proc: subprocess.Popen, what: str, bound: float = STARTUP_BOUND):
+    end = time.monotonic() + bound
+    while time.monotonic() < end:
+        if condition():
+            return
+        if proc.poll() is not None:
+            pytest.fail(f"graphflow exited ({proc.returncode}) before {what}")
+        time.sleep(0.05)
+    pytest.fail(f"no {what} within {bound}s")
+
+
+def _epochs(out: Path) -> list[int]:
+    path = out / "metrics.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(line)["epoch"] for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.fixture
+def procs():
+    started: list[subprocess.Popen] = []
+    yield started
+    for proc in started:  # a failed test never leaves a process behind
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait(10)
+
+
+def test_sigterm_during_training_saves_the_state_and_resume_finishes(tmp_path, procs):
+    proc, out, err = _start(tmp_path, PIPELINE.format(nodes=300, sample=""))
+    procs.append(proc)
+    _wait_for(lambda: len(_epochs(out)) >= 2, proc, "an epoch in metrics.jsonl")
+    proc.send_signal(signal.SIGTERM)
+    assert proc.wait(30) == 143
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "terminated" and record["signal"] == "SIGTERM"
+    assert record["error"] == "Terminated: SIGTERM"
+    stopped = _epochs(out)[-1]
+    log = err.read_text()
+    assert f"[train] SIGTERM: stopped after epoch {stopped}; graphflow run --resume" in log
+    assert log.rstrip().endswith("graphflow: terminated by SIGTERM")
+    # Nothing left looking complete: no export, no temporary file, the record says why.
+    assert not (out / "predictions.parquet").exists()
+    assert not list(out.glob(".*partial"))
+    assert (out / "train_state.pt").exists()
+
+    # --resume continues after the very epoch it stopped at (saved there even though it was
+    # not an evaluation epoch) and finishes; fewer epochs so that the test ends quickly.
+    total = stopped + 4
+    proc, out, err = _start(tmp_path, PIPELINE.format(nodes=300, sample=""), "--resume",
+                            "--set", f"train.epochs={total}")
+    procs.append(proc)
+    assert proc.wait(STARTUP_BOUND) == 0, err.read_text()
+    assert f"[train] resuming after epoch {stopped}" in err.read_text()
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "ok" and "signal" not in record
+    assert _epochs(out) == list(range(1, total + 1))
+    assert (out / "predictions.parquet").exists()
+
+
+def test_a_second_sigterm_ends_the_run_at_once(tmp_path, procs):
+    proc, out, err = _start(tmp_path, PIPELINE.format(nodes=600, sample=SLOW_SAMPLER))
+    procs.append(proc)
+    _wait_for(lambda: len(_epochs(out)) >= 1, proc, "an epoch in metrics.jsonl")
+    proc.send_signal(signal.SIGTERM)
+    _wait_for(lambda: "stopping at the next safe point" in err.read_text(), proc,
+              "the first SIGTERM being noted", bound=30)
+    start = time.monotonic()
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(30)
+    assert code == 143 and time.monotonic() - start < 10
+    log = err.read_text()
+    assert "stopped after epoch" not in log  # it did not wait for the epoch to end
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "terminated" and record["signal"] == "SIGTERM"

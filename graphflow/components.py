@@ -111,7 +111,7 @@ class Task(Component):
         raise NotImplementedError
 
 
-What = Literal["embeddings", "predictions", "logits", "graph"]
+What = Literal["embeddings", "predictions", "logits", "graph", "links"]
 """The artifacts an exporter can write (its ``what`` option)."""
 
 

@@ -23,11 +23,15 @@ if TYPE_CHECKING:
     from graphflow.components import Model, Sampler
     from graphflow.config import PipelineConfig
     from graphflow.graph import GraphData
+    from graphflow.linkpred.pairs import ScoredLinks
     from graphflow.manager import PluginHost
 
 T = TypeVar("T")
 
-ARTIFACTS = ("embeddings", "predictions", "logits", "model")
+ARTIFACTS = ("embeddings", "predictions", "logits", "model", "links")
+
+ARTIFACT_MAKERS = {"links": 'a [train] type = "link_prediction" stage makes them'}
+"""Which stage makes an artifact, for the message when none did."""
 
 
 @dataclass(frozen=True)
@@ -48,12 +52,14 @@ class Artifacts:
     :ivar predictions: int64 (N,) predicted classes, or float32 (N, C) 0/1 for multi-label.
     :ivar logits: float32 (N, C) raw scores.
     :ivar model: the trained ``nn.Module``.
+    :ivar links: scored node pairs (held-out pairs, candidates) of link prediction.
     """
 
     embeddings: torch.Tensor | None = None
     predictions: torch.Tensor | None = None
     logits: torch.Tensor | None = None
     model: torch.nn.Module | None = None
+    links: ScoredLinks | None = None
 
     def available(self) -> list[str]:
         return [name for name in ARTIFACTS if getattr(self, name) is not None]
@@ -65,8 +71,10 @@ class Artifacts:
         value = getattr(self, name)
         if value is None:
             have = ", ".join(self.available()) or "none"
+            hint = f" ({ARTIFACT_MAKERS[name]})" if name in ARTIFACT_MAKERS else ""
             raise ConfigError(
-                f"{section}: no {name!r} artifact to use; the stages before it produced: {have}"
+                f"{section}: no {name!r} artifact to use; the stages before it produced: "
+                f"{have}{hint}"
             )
         return value
 

@@ -22,7 +22,7 @@ NODES_CSV = "nodes.csv"
 
 @dataclass
 class CsvExportOptions:
-    what: What = option(doc="embeddings | predictions | logits | graph.")
+    what: What = option(doc="embeddings | predictions | logits | links | graph.")
     path: Path | None = option(None, 'Output file (default OUT_DIR/<what>.csv); for what = '
                                      '"graph", a folder of edges.csv + nodes.csv (default '
                                      "OUT_DIR/graph).")

@@ -25,6 +25,9 @@ class NpyExportOptions:
         if self.what == "graph":
             raise ValueError('npy writes embeddings, predictions or logits; for what = "graph" '
                              'use type = "parquet", "csv" or "dgl"')
+        if self.what == "links":
+            raise ValueError('npy writes per-node arrays; for what = "links" (a table of '
+                             'pairs) use type = "parquet" or "csv"')
 
 
 def ids_path(path: Path) -> Path:

@@ -15,7 +15,7 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
 2. **Evaluation**: layer-wise full-neighbor inference of every node's embedding, then MRR and
    Hits@K of 100k held-out edges, each ranked against 100 drawn destinations, scored in
    chunks (:func:`graphflow.linkpred.evaluate.ranking_figures`). Figures: seconds, and the
-   peak resident memory above the level before each phase (sampled every 5 ms), next to
+   peak resident memory above the level before each phase (``benchmarks/io.py``'s sampler), next to
    training's.
 
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick]
@@ -27,9 +27,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
-import threading
 import time
 from pathlib import Path
 
@@ -52,37 +50,9 @@ from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
+from benchmarks.io import PeakRSS  # noqa: E402  (peak RSS above entry, sampled in a thread)
+
 FEATURES, HIDDEN, FANOUTS, BATCH = 100, 256, [15, 10], 1024
-PAGE = os.sysconf("SC_PAGE_SIZE")
-
-
-class PeakRSS:
-    """Peak resident memory above the level at entry, sampled in a thread every 5 ms."""
-
-    def __enter__(self) -> PeakRSS:
-        self.base = self.peak = rss()
-        self.stop = threading.Event()
-        self.thread = threading.Thread(target=self._watch, daemon=True)
-        self.thread.start()
-        return self
-
-    def _watch(self) -> None:
-        while not self.stop.wait(0.005):
-            self.peak = max(self.peak, rss())
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop.set()
-        self.thread.join()
-        self.peak = max(self.peak, rss())
-
-    @property
-    def gib(self) -> float:
-        return (self.peak - self.base) / 2**30
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as fh:
-        return int(fh.read().split()[1]) * PAGE
 
 
 def build(nodes: int, half_edges: int, seed: int) -> tuple[GraphData, torch.Tensor]:
@@ -206,15 +176,15 @@ def main(argv: list[str] | None = None) -> int:
                                   generator=torch.Generator().manual_seed(2))
         eval_s = time.perf_counter() - t
     print(f"evaluation: layer-wise inference of {nodes:,} embeddings {infer_s:.1f}s (peak "
-          f"+{infer_mem.gib:.2f} GiB); MRR of {test_edges:,} edges x {negatives} negatives "
-          f"{eval_s:.1f}s (peak +{eval_mem.gib:.2f} GiB); training peak "
-          f"+{train_mem.gib:.2f} GiB", flush=True)
+          f"+{infer_mem.mib / 1024:.2f} GiB); MRR of {test_edges:,} edges x {negatives} negatives "
+          f"{eval_s:.1f}s (peak +{eval_mem.mib / 1024:.2f} GiB); training peak "
+          f"+{train_mem.mib / 1024:.2f} GiB", flush=True)
     print(json.dumps({"nodes": nodes, "edges": data.num_edges, "batches": n_ours,
                       "graphflow_ms_per_batch": ours_ms, "dgl_ms_per_batch": dgl_ms,
                       "ratio": dgl_ms / ours_ms, "inference_s": infer_s,
                       "mrr_eval_s": eval_s, "mrr_eval_pairs": test_edges * negatives,
-                      "eval_peak_gib": eval_mem.gib, "inference_peak_gib": infer_mem.gib,
-                      "train_peak_gib": train_mem.gib, "threads": torch.get_num_threads(),
+                      "eval_peak_gib": eval_mem.mib / 1024, "inference_peak_gib": infer_mem.mib / 1024,
+                      "train_peak_gib": train_mem.mib / 1024, "threads": torch.get_num_threads(),
                       **{f"untrained_{k}": v for k, v in figures.items()}}))
     return 0
 

@@ -125,11 +125,12 @@ class Task(Component):
         raise NotImplementedError
 
 
-What = Literal["embeddings", "predictions", "logits", "graph", "model"]
-"""The artifacts an exporter can write (its ``what`` option); ``model``: the trained module."""
+What = Literal["embeddings", "predictions", "logits", "graph", "links", "model"]
+"""The artifacts an exporter can write (its ``what`` option); ``links``: scored node pairs of
+link prediction; ``model``: the trained module."""
 WHATS: tuple[str, ...] = get_args(What)
 TABLE_WHATS: tuple[str, ...] = ("embeddings", "predictions", "logits", "graph")
-"""What an exporter writes unless it declares ``writes`` (all but the ``model``)."""
+"""What an exporter writes unless it declares ``writes`` (all but ``links`` and ``model``)."""
 
 
 class Exporter(Component):

@@ -25,11 +25,15 @@ if TYPE_CHECKING:
     from graphflow.cores import CorePlan
     from graphflow.config import PipelineConfig
     from graphflow.graph import GraphData
+    from graphflow.linkpred.pairs import ScoredLinks
     from graphflow.manager import PluginHost
 
 T = TypeVar("T")
 
-ARTIFACTS = ("embeddings", "predictions", "logits", "model")
+ARTIFACTS = ("embeddings", "predictions", "logits", "model", "links")
+
+ARTIFACT_MAKERS = {"links": 'a [train] type = "link_prediction" stage makes them'}
+"""Which stage makes an artifact, for the message when none did."""
 
 
 @dataclass(frozen=True)
@@ -52,6 +56,7 @@ class Artifacts:
     :ivar model: the trained ``nn.Module``.
     :ivar model_info: how to rebuild ``model`` (the task and section that trained it, the
         ``[model]`` type and options, input and output widths), for exports and restoring.
+    :ivar links: scored node pairs (held-out pairs, candidates) of link prediction.
     """
 
     embeddings: torch.Tensor | None = None
@@ -59,6 +64,7 @@ class Artifacts:
     logits: torch.Tensor | None = None
     model: torch.nn.Module | None = None
     model_info: dict[str, Any] | None = None
+    links: ScoredLinks | None = None
 
     def available(self) -> list[str]:
         return [name for name in ARTIFACTS if getattr(self, name) is not None]
@@ -70,8 +76,10 @@ class Artifacts:
         value = getattr(self, name)
         if value is None:
             have = ", ".join(self.available()) or "none"
+            hint = f" ({ARTIFACT_MAKERS[name]})" if name in ARTIFACT_MAKERS else ""
             raise ConfigError(
-                f"{section}: no {name!r} artifact to use; the stages before it produced: {have}"
+                f"{section}: no {name!r} artifact to use; the stages before it produced: "
+                f"{have}{hint}"
             )
         return value
 

@@ -23,6 +23,7 @@ import pyarrow as pa
 import torch
 
 from graphflow.compat.dgl import dgl
+from graphflow.linkpred.pairs import LinkSplit
 
 
 class NodeIds:
@@ -75,12 +76,17 @@ class NodeIds:
 
 @dataclass
 class GraphData:
-    """A homogeneous graph on the CPU, with its original node ids."""
+    """A homogeneous graph on the CPU, with its original node ids.
+
+    ``links``: the held-out pairs of a link prediction split (the ``link_split`` transform),
+    whose positives are no longer edges of ``graph``; None without a split.
+    """
 
     graph: dgl.DGLGraph
     ids: NodeIds
     name: str = "graph"
     meta: dict[str, Any] = field(default_factory=dict)
+    links: LinkSplit | None = None
 
     def __post_init__(self) -> None:
         if len(self.ids) != self.graph.num_nodes():
@@ -130,9 +136,13 @@ class GraphData:
         return int(label.max().item()) + 1 if label.numel() else 0
 
     def with_graph(self, graph: dgl.DGLGraph, ids: NodeIds | None = None) -> GraphData:
-        """A copy holding ``graph`` (and ``ids``, when the node set changed)."""
+        """A copy holding ``graph`` (and ``ids``, when the node set changed).
+
+        A link split stays only while the node set does (``ids`` None): its pairs are
+        internal node ids.
+        """
         return GraphData(graph=graph, ids=self.ids if ids is None else ids, name=self.name,
-                         meta=dict(self.meta))
+                         meta=dict(self.meta), links=self.links if ids is None else None)
 
     def summary(self) -> str:
         g = self.graph

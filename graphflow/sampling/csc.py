@@ -115,6 +115,18 @@ class CSCGraph:
             buffers[name] = buf
         return buf
 
+    def edge_scratch(self, name: str) -> torch.Tensor:
+        """The calling thread's all-False bool (E,) buffer ``name`` (one byte per edge, built
+        on first use); callers reset what they set, as with :meth:`scratch`."""
+        buffers: dict[str, torch.Tensor] | None = getattr(self._local, "edge_buffers", None)
+        if buffers is None:
+            buffers = self._local.edge_buffers = {}
+        buf = buffers.get(name)
+        if buf is None:
+            size = max(self.num_edges, int(self.eids.max()) + 1 if self.num_edges else 0)
+            buf = buffers[name] = torch.zeros(size, dtype=torch.bool, device=self.device)
+        return buf
+
     def to(self, device: torch.device | str) -> CSCGraph:
         """This graph on ``device`` (itself when it is there already)."""
         if torch.device(device) == self.device:

@@ -19,12 +19,13 @@ import torch
 from graphflow.sampling.block import Block
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.relabel import relabel
-from graphflow.sampling.rows import sample_rows
+from graphflow.sampling.rows import pointers, sample_rows
 
 
 def sample_blocks(csc: CSCGraph, seeds: torch.Tensor, fanouts: Sequence[int], *,
                   replace: bool = False,
-                  generator: torch.Generator | None = None) -> list[Block]:
+                  generator: torch.Generator | None = None,
+                  exclude: torch.Tensor | None = None) -> list[Block]:
     """Sample one block per fanout around ``seeds``; blocks input side first.
 
     :param csc: the graph on the sampling device.
@@ -32,6 +33,11 @@ def sample_blocks(csc: CSCGraph, seeds: torch.Tensor, fanouts: Sequence[int], *,
     :param fanouts: one fanout per layer, input side first; ``-1`` takes every in-edge.
     :param replace: sample with replacement.
     :param generator: random source on ``csc.device`` (None: torch's default one).
+    :param exclude: int64 edge ids (original graph) that no block may contain, on
+        ``csc.device`` (e.g. a link prediction batch's positives and their reverses). Rows
+        are sampled first and the excluded edges then dropped, so a row that drew one has
+        one edge fewer (DGL removes them before drawing); rows with at most ``fanout``
+        in-edges get exactly DGL's result.
     :returns: ``blocks`` with ``blocks[-1].dst_nodes == seeds`` and
         ``blocks[l].dst_nodes == blocks[l + 1].src_nodes``.
     """
@@ -41,9 +47,34 @@ def sample_blocks(csc: CSCGraph, seeds: torch.Tensor, fanouts: Sequence[int], *,
         indptr, pos = sample_rows(csc, dst, fanout, replace=replace,
                                   generator=generator)  # (n + 1,), (nnz,)
         nbr, eids = csc.gather(pos)  # (nnz,) global source ids, (nnz,) edge ids
+        if exclude is not None and exclude.numel():
+            indptr, nbr, eids = drop_edges(csc, indptr, nbr, eids, exclude)
         src_nodes, local = relabel(csc, dst, nbr)  # (n + n_new,), (nnz,)
         blocks.append(Block(src_nodes=src_nodes, num_dst=int(dst.shape[0]), indptr=indptr,
                             indices=local, eids=eids))
         dst = src_nodes
     blocks.reverse()
     return blocks
+
+
+def drop_edges(csc: CSCGraph, indptr: torch.Tensor, nbr: torch.Tensor, eids: torch.Tensor,
+               exclude: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Remove the sampled edges whose id is in ``exclude``; rows keep their order.
+
+    One (E,) bool scratch mask per sampling thread, set at ``exclude`` and cleared again:
+    O(|exclude| + nnz) per call, no sort.
+
+    :returns: the new ``indptr`` (n + 1,), ``nbr`` and ``eids`` (nnz',).
+    """
+    mask = csc.edge_scratch("exclude")  # (E,) all False between calls
+    mask.index_fill_(0, exclude, True)
+    hit = mask.index_select(0, eids)  # (nnz,)
+    mask.index_fill_(0, exclude, False)
+    if not bool(hit.any()):
+        return indptr, nbr, eids
+    keep = ~hit
+    counts = indptr[1:] - indptr[:-1]  # (n,)
+    row = torch.repeat_interleave(torch.arange(counts.shape[0], device=counts.device), counts,
+                                  output_size=eids.shape[0])  # (nnz,)
+    kept = torch.zeros_like(counts).index_add_(0, row, keep.to(counts.dtype))  # (n,)
+    return pointers(kept), nbr[keep], eids[keep]

@@ -128,6 +128,9 @@ class MinibatchSampler(Sampler):
     """
 
     Options = NeighborOptions
+    excludes_edges: bool = False
+    """Whether :meth:`sample_blocks` takes ``exclude`` (edge ids no block may contain), which
+    edge-seeded sampling (:mod:`graphflow.sampling.edges`) needs."""
 
     # --- what a subclass provides ---------------------------------------------------------
 
@@ -141,7 +144,11 @@ class MinibatchSampler(Sampler):
 
     def sample_blocks(self, structure: Any, seeds: torch.Tensor,
                       generator: torch.Generator | None) -> list[Block]:
-        """One block per fanout around ``seeds`` (int64 (B,) on the sampling device)."""
+        """One block per fanout around ``seeds`` (int64 (B,) on the sampling device).
+
+        A sampler with ``excludes_edges = True`` also takes ``exclude=`` int64 edge ids that
+        no block may contain.
+        """
         raise NotImplementedError
 
     # --- the contract ---------------------------------------------------------------------

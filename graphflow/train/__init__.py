@@ -1,7 +1,7 @@
 """Training utilities shared by tasks: inputs, metrics, optimizers, the epoch loop, checkpoints.
 
 * :mod:`graphflow.train.inputs`: features, labels and splits from the run, with clear errors.
-* :mod:`graphflow.train.metrics`: accuracy, macro/micro-F1 in torch.
+* :mod:`graphflow.train.metrics`: every task's metrics (accuracy, F1, AUC, AP, MRR, Hits@K).
 * :mod:`graphflow.train.optim`: optimizers by name, weight decay on all or the first layer.
 * :mod:`graphflow.train.loop`: epochs, evaluation, early stopping, checkpoints, ``--resume``.
 * :mod:`graphflow.train.checkpoint`: atomic checkpoint files and random-generator state.

@@ -1,6 +1,6 @@
-"""Classification metrics in plain torch (any device, no Python loop over nodes).
+"""The metrics of every task, in plain torch (any device, no Python loop over nodes or pairs).
 
-Single-label targets are int64 class ids ``(n,)``; predictions are class ids ``(n,)``.
+**Classification** (``node_classification``, embedding evaluation). Single-label targets are int64 class ids ``(n,)``; predictions are class ids ``(n,)``.
 Multi-label targets and predictions are 0/1 ``(n, C)``.
 
 * accuracy: the fraction of rows predicted exactly (for multi-label: subset accuracy, as
@@ -9,6 +9,23 @@ Multi-label targets and predictions are 0/1 ``(n, C)``.
   a class with no true and no predicted member scores 0 (sklearn's ``zero_division=0``).
 * micro-F1: ``2 TP / (2 TP + FP + FN)`` summed over all classes (multi-label; for single-label
   it equals accuracy).
+
+**Binary scoring** (link prediction: positive pairs against negative pairs).
+
+* ROC AUC: ``P(s_pos > s_neg) + P(s_pos = s_neg) / 2`` over all (positive, negative) pairs,
+  computed from average ranks (Mann-Whitney U), equal to ``sklearn.metrics.roc_auc_score``.
+* average precision: ``sum_k (R_k - R_{k-1}) P_k`` over the distinct score thresholds in
+  decreasing order (tied scores form one threshold), equal to
+  ``sklearn.metrics.average_precision_score`` (no interpolation).
+
+**Ranking** (link prediction, OGB's ``Evaluator`` for ``ogbl-citation2``): each positive
+``i`` with score ``p_i`` is ranked against its own ``K`` negatives ``n_ij``::
+
+    rank_i = 1 + (#{j: n_ij > p_i} + #{j: n_ij >= p_i}) / 2      # ties count half
+    MRR    = mean_i 1 / rank_i
+    Hits@k = mean_i [rank_i <= k]
+
+A positive tied with every negative thus ranks ``1 + K / 2``, neither first nor last.
 """
 
 from __future__ import annotations
@@ -71,3 +88,82 @@ def classification_report(pred: torch.Tensor, target: torch.Tensor, num_classes:
     if multilabel:
         figures["f1_micro"] = f1_micro(pred, target, num_classes)
     return figures
+
+
+def _check_binary(pos: torch.Tensor, neg: torch.Tensor) -> None:
+    if pos.numel() == 0 or neg.numel() == 0:
+        raise ValueError("AUC and AP need at least one positive and one negative score")
+
+
+def roc_auc(pos: torch.Tensor, neg: torch.Tensor) -> float:
+    """Area under the ROC curve: P(score of a positive > score of a negative), ties count 1/2.
+
+    Mann-Whitney U from average ranks.
+
+    :param pos: float (P,) scores of the positives.
+    :param neg: float (Q,) scores of the negatives.
+    :raises ValueError: without a positive or without a negative.
+    """
+    _check_binary(pos, neg)
+    scores = torch.cat([pos.flatten(), neg.flatten()]).double()
+    order = torch.argsort(scores)
+    # Average rank (1-based) of each group of tied scores.
+    _, inverse, counts = torch.unique_consecutive(scores[order], return_inverse=True,
+                                                  return_counts=True)
+    ends = torch.cumsum(counts, 0).double()
+    avg_rank = ends - (counts.double() - 1) / 2  # (groups,)
+    ranks = torch.empty_like(scores)
+    ranks[order] = avg_rank[inverse]
+    n_pos, n_neg = pos.numel(), neg.numel()
+    u = ranks[:n_pos].sum() - n_pos * (n_pos + 1) / 2
+    return float(u / (n_pos * n_neg))
+
+
+def average_precision(pos: torch.Tensor, neg: torch.Tensor) -> float:
+    """Average precision ``sum_k (R_k - R_{k-1}) P_k`` over the thresholds of distinct scores.
+
+    Thresholds go from the highest score down; all pairs tied at a score enter together
+    (sklearn's ``average_precision_score``, no interpolation).
+
+    :param pos: float (P,) scores of the positives.
+    :param neg: float (Q,) scores of the negatives.
+    :raises ValueError: without a positive or without a negative.
+    """
+    _check_binary(pos, neg)
+    scores = torch.cat([pos.flatten(), neg.flatten()]).double()
+    label = torch.cat([torch.ones(pos.numel(), dtype=torch.float64, device=scores.device),
+                       torch.zeros(neg.numel(), dtype=torch.float64, device=scores.device)])
+    order = torch.argsort(scores, descending=True)
+    _, counts = torch.unique_consecutive(scores[order], return_counts=True)
+    last = torch.cumsum(counts, 0) - 1  # (T,) position of each threshold's last pair
+    tp = torch.cumsum(label[order], 0)[last]  # (T,) true positives at each threshold
+    precision = tp / (last + 1).double()
+    recall_step = torch.diff(tp, prepend=tp.new_zeros(1)) / pos.numel()
+    return float((recall_step * precision).sum())
+
+
+def ranks(pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
+    """float (P,) rank of each positive among its own negatives, ties counting half.
+
+    ``rank_i = 1 + (#{j: neg_ij > pos_i} + #{j: neg_ij >= pos_i}) / 2`` (OGB).
+
+    :param pos: float (P,) positive scores.
+    :param neg: float (P, K) the scores of each positive's K negatives.
+    """
+    if neg.dim() != 2 or neg.shape[0] != pos.shape[0]:
+        raise ValueError(f"ranking needs (P,) positive and (P, K) negative scores, got "
+                         f"{tuple(pos.shape)} and {tuple(neg.shape)}")
+    p = pos.unsqueeze(1)
+    above = (neg > p).sum(1).double()
+    tied_or_above = (neg >= p).sum(1).double()
+    return 1.0 + (above + tied_or_above) / 2  # (P,)
+
+
+def mrr(rank: torch.Tensor) -> float:
+    """Mean reciprocal rank of ``rank`` (P,) from :func:`ranks` (0.0 for no positive)."""
+    return float((1.0 / rank.double()).mean()) if rank.numel() else 0.0
+
+
+def hits_at(rank: torch.Tensor, k: int) -> float:
+    """Fraction of positives whose rank (from :func:`ranks`) is at most ``k`` (0.0 for none)."""
+    return float((rank <= k).double().mean()) if rank.numel() else 0.0

@@ -17,9 +17,8 @@ from dataclasses import dataclass
 
 import torch
 
-from graphflow.train.metrics import accuracy, f1_macro, f1_micro
+from graphflow.train.metrics import accuracy, f1_macro, f1_micro, roc_auc
 from graphflow.walks.logreg import LogisticRegression
-from graphflow.walks.metrics import roc_auc
 
 L2_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 """Candidate L2 penalties (features are standardised, so one grid fits most embeddings)."""

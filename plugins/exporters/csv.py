@@ -22,7 +22,7 @@ NODES_CSV = "nodes.csv"
 
 @dataclass
 class CsvExportOptions:
-    what: What = option(doc="embeddings | predictions | logits | graph.")
+    what: What = option(doc="embeddings | predictions | logits | links | graph.")
     path: Path | None = option(None, 'Output file (default OUT_DIR/<what>.csv); for what = '
                                      '"graph", a folder of edges.csv + nodes.csv (default '
                                      "OUT_DIR/graph).")
@@ -48,7 +48,7 @@ class CsvExporter(Exporter):
 
     name = "csv"
     summary = "CSV with header: ids + one column per dimension, predictions, or the graph"
-    writes = ("embeddings", "predictions", "logits", "graph")
+    writes = ("embeddings", "predictions", "logits", "graph", "links")
     suffix = ".csv"
     graph_files = (EDGES_CSV, NODES_CSV)
     Options = CsvExportOptions

@@ -14,7 +14,7 @@ from graphflow_plugins.exporters.tables import artifact_table, graph_tables, run
 
 @dataclass
 class ParquetExportOptions:
-    what: What = option(doc="embeddings | predictions | logits | graph.")
+    what: What = option(doc="embeddings | predictions | logits | links | graph.")
     path: Path | None = option(None, 'Output file (default OUT_DIR/<what>.parquet); for what = '
                                      '"graph", a folder of edges.parquet + nodes.parquet '
                                      "(default OUT_DIR/graph).")
@@ -42,7 +42,7 @@ class ParquetExporter(Exporter):
 
     name = "parquet"
     summary = "Parquet: ids + vectors / predictions, or the graph (edges + nodes tables)"
-    writes = ("embeddings", "predictions", "logits", "graph")
+    writes = ("embeddings", "predictions", "logits", "graph", "links")
     suffix = ".parquet"
     graph_files = (EDGES_FILE, NODES_FILE)
     Options = ParquetExportOptions

@@ -7,6 +7,8 @@ Layouts (the column names are the contract other tools read):
   the names) and ``probability`` (the largest softmax probability, when there are logits).
   Multi-label: ``prediction`` is the list of predicted label ids, ``class`` their names,
   ``probability`` their sigmoid probabilities.
+* links: ``src``, ``dst`` (node ids), ``split`` (val / test / candidates), ``label`` (1 edge,
+  0 non-edge, null for candidates) and ``score`` (the decoder's raw score), one row per pair.
 * graph: an edge table ``src``, ``dst`` (node ids) + edge data (``weight``...), and a node
   table ``id`` + node data (``feat`` as a list column, ``label``, masks...).
 
@@ -25,6 +27,7 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
 from graphflow.io.split import MASKS
+from graphflow.linkpred.pairs import LINK_SPLITS
 from graphflow.record import package_versions
 
 VECTOR_COLUMNS = {"embeddings": "embedding", "logits": "logits"}
@@ -114,8 +117,26 @@ def predictions_table(ids: pa.Array, predictions: torch.Tensor, logits: torch.Te
     return pa.table(columns)
 
 
+def links_table(ctx: RunContext, original_ids: bool) -> pa.Table:
+    """The ``links`` artifact: one row per scored pair (see the module docstring)."""
+    links = ctx.artifacts.require("links", section=stage_label(ctx))
+    ids = node_ids(ctx.graph(), original_ids)
+    label = links.label.float()
+    known = ~torch.isnan(label)
+    return pa.table({
+        "src": ids.take(pa.array(links.pairs[0].numpy())),
+        "dst": ids.take(pa.array(links.pairs[1].numpy())),
+        "split": pa.array(LINK_SPLITS, pa.string()).take(pa.array(links.split.long().numpy())),
+        "label": pa.array(label.nan_to_num(0).to(torch.int8).numpy(),
+                          mask=(~known).numpy()),
+        "score": pa.array(links.score.float().numpy()),
+    })
+
+
 def artifact_table(ctx: RunContext, what: str, original_ids: bool) -> pa.Table:
-    """The table of a per-node artifact (embeddings, logits or predictions)."""
+    """The table of an artifact (embeddings, logits, predictions: per node; links: per pair)."""
+    if what == "links":
+        return links_table(ctx, original_ids)
     data = ctx.graph()
     ids = node_ids(data, original_ids)
     if what == "predictions":

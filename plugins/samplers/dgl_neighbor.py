@@ -55,11 +55,14 @@ class DGLNeighborSampler(MinibatchSampler):
             prob=WEIGHT if self.options.weight is not None else None)
         return g
 
+    excludes_edges = True
+
     def sample_blocks(self, structure: dgl.DGLGraph, seeds: torch.Tensor,
-                      generator: torch.Generator | None) -> list[Block]:
+                      generator: torch.Generator | None,
+                      exclude: torch.Tensor | None = None) -> list[Block]:
         if generator is not None:
             dgl.seed(int(torch.randint(2**31, (1,), generator=generator)))
-        _, _, blocks = self._dgl_sampler.sample_blocks(structure, seeds)
+        _, _, blocks = self._dgl_sampler.sample_blocks(structure, seeds, exclude_eids=exclude)
         return [from_dgl_block(b) for b in blocks]
 
 

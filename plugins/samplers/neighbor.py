@@ -31,7 +31,11 @@ class NeighborSampler(MinibatchSampler):
     def build(self, data: GraphData, device: torch.device) -> CSCGraph:
         return CSCGraph.from_dgl(data.graph, weight=self.options.weight, device=device)
 
+    excludes_edges = True
+
     def sample_blocks(self, structure: CSCGraph, seeds: torch.Tensor,
-                      generator: torch.Generator | None) -> list[Block]:
+                      generator: torch.Generator | None,
+                      exclude: torch.Tensor | None = None) -> list[Block]:
         return sample_blocks(structure, seeds, self.options.fanouts,
-                             replace=self.options.replace, generator=generator)
+                             replace=self.options.replace, generator=generator,
+                             exclude=exclude)

@@ -1,0 +1,193 @@
+"""Sampled link prediction speed: graphflow vs DGL's own recipe, and bounded-memory MRR.
+
+Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their reverses
+(10M edges; ``--quick``: 100k nodes, 1M edges), 100 random features.
+
+1. **Training**, one process, alternating halves so that background load hits both alike:
+   GraphSAGE 2 x 256 (mean), fanouts [15, 10], 1024 positive edges per batch, 1 uniform
+   negative each, dot decoder, BCE, Adam.
+   graphflow: :class:`graphflow.sampling.edges.EdgeBatches` on the ``neighbor`` sampler (the
+   batch's edges and reverses excluded, prefetch workers) + the ``sage`` model.
+   DGL: ``dgl.dataloading.as_edge_prediction_sampler(NeighborSampler([15, 10]),
+   exclude="reverse_id", reverse_eids=..., negative_sampler=negative_sampler.Uniform(1))`` in
+   ``dgl.dataloading.DataLoader`` + ``dgl.nn.SAGEConv``. Same edge ids, same reverse map.
+   Figures: ms per training batch each, and ``ratio`` = DGL time / graphflow time.
+2. **Evaluation**: layer-wise full-neighbor inference of every node's embedding, then MRR and
+   Hits@K of 100k held-out edges, each ranked against 100 drawn destinations, scored in
+   chunks (:func:`graphflow.linkpred.evaluate.ranking_figures`). Figures: seconds, and the
+   peak resident memory above the level before each phase (``benchmarks/io.py``'s sampler), next to
+   training's.
+
+    flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick]
+
+The last output line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+from graphflow.compat.dgl import dgl  # noqa: E402
+from graphflow.generate import rmat  # noqa: E402
+from graphflow.graph import GraphData, NodeIds  # noqa: E402
+from graphflow.linkpred.decoders import DotDecoder  # noqa: E402
+from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
+from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
+from graphflow.sampling.edges import EdgeBatches  # noqa: E402
+from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
+from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
+
+from benchmarks.io import PeakRSS  # noqa: E402  (peak RSS above entry, sampled in a thread)
+
+FEATURES, HIDDEN, FANOUTS, BATCH = 100, 256, [15, 10], 1024
+
+
+def build(nodes: int, half_edges: int, seed: int) -> tuple[GraphData, torch.Tensor]:
+    gen = rmat(nodes, half_edges, seed=seed)
+    src, dst = torch.cat([gen.src, gen.dst]), torch.cat([gen.dst, gen.src])
+    g = dgl.graph((src, dst), num_nodes=nodes)
+    g.create_formats_()
+    g.ndata["feat"] = torch.randn(nodes, FEATURES, generator=torch.Generator().manual_seed(seed))
+    reverse = torch.cat([torch.arange(half_edges, 2 * half_edges), torch.arange(half_edges)])
+    print(f"graph: {nodes:,} nodes, {g.num_edges():,} edges", flush=True)
+    return GraphData(g, NodeIds.identity(nodes), name="rmat"), reverse
+
+
+def encoder() -> nn.Module:
+    return SAGEModel(SAGEOptions(hidden=HIDDEN, dropout=0.0)).build(FEATURES, HIDDEN)
+
+
+class DGLSAGE(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList([dgl.nn.SAGEConv(FEATURES, HIDDEN, "mean"),
+                                     dgl.nn.SAGEConv(HIDDEN, HIDDEN, "mean")])
+
+    def forward(self, blocks: list, x: torch.Tensor) -> torch.Tensor:
+        x = F.relu(self.layers[0](blocks[0], x))
+        return self.layers[1](blocks[1], x)
+
+
+def bce(pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
+    return (F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
+            + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)))
+
+
+def train_graphflow(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor,
+                    model: nn.Module, opt: torch.optim.Optimizer) -> tuple[float, int]:
+    sampler = NeighborSampler(NeighborSampler.Options(fanouts=FANOUTS, batch_size=BATCH,
+                                                      shuffle=False))
+    graph = sampler.prepare(data, torch.device("cpu"))
+    src, dst = data.graph.edges()
+    edges = EdgeBatches(sampler, graph, src, dst, reverse,
+                        NegativeSampler("uniform", data.num_nodes), k=1)
+    dec = DotDecoder()
+    t, n = time.perf_counter(), 0
+    for mb in edges.iterate(eids, torch.Generator().manual_seed(1)):
+        h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+        loss = bce(dec(h[mb.pos[0]], h[mb.pos[1]]), dec(h[mb.neg[0]], h[mb.neg[1]]))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        n += 1
+    return time.perf_counter() - t, n
+
+
+def train_dgl(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor, model: nn.Module,
+              opt: torch.optim.Optimizer) -> tuple[float, int]:
+    g = data.graph
+    feat = g.ndata["feat"]
+    sampler = dgl.dataloading.as_edge_prediction_sampler(
+        dgl.dataloading.NeighborSampler(FANOUTS), exclude="reverse_id", reverse_eids=reverse,
+        negative_sampler=dgl.dataloading.negative_sampler.Uniform(1))
+    loader = dgl.dataloading.DataLoader(g, eids, sampler, batch_size=BATCH, shuffle=False)
+    t, n = time.perf_counter(), 0
+    for input_nodes, pair, neg, blocks in loader:
+        h = model(blocks, feat[input_nodes])
+        ps, pd = pair.edges()
+        ns, nd = neg.edges()
+        loss = bce((h[ps] * h[pd]).sum(-1), (h[ns] * h[nd]).sum(-1))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        n += 1
+    return time.perf_counter() - t, n
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="100k nodes, 1M edges, few batches")
+    p.add_argument("--batches", type=int, default=0, help="training batches per side")
+    p.add_argument("--seed", type=int, default=0)
+    a = p.parse_args(argv)
+    nodes, half = (100_000, 500_000) if a.quick else (1_000_000, 5_000_000)
+    batches = a.batches or (8 if a.quick else 40)
+    test_edges, negatives = (10_000 if a.quick else 100_000), 100
+    torch.manual_seed(a.seed)
+    data, reverse = build(nodes, half, a.seed)
+    order = torch.randperm(data.num_edges, generator=torch.Generator().manual_seed(a.seed))
+    halves = [order[i * BATCH * batches // 2:(i + 1) * BATCH * batches // 2] for i in (0, 1)]
+    ours, theirs = encoder(), DGLSAGE()
+    opt_ours = torch.optim.Adam(ours.parameters(), lr=1e-3)
+    opt_theirs = torch.optim.Adam(theirs.parameters(), lr=1e-3)
+    warm = order[-2 * BATCH:]
+    train_graphflow(data, reverse, warm, ours, opt_ours)
+    train_dgl(data, reverse, warm, theirs, opt_theirs)
+    t_ours = t_dgl = 0.0
+    n_ours = n_dgl = 0
+    with PeakRSS() as train_mem:
+        for part in halves:
+            s, n = train_dgl(data, reverse, part, theirs, opt_theirs)
+            t_dgl, n_dgl = t_dgl + s, n_dgl + n
+            s, n = train_graphflow(data, reverse, part, ours, opt_ours)
+            t_ours, n_ours = t_ours + s, n_ours + n
+    ours_ms, dgl_ms = t_ours / n_ours * 1e3, t_dgl / n_dgl * 1e3
+    print(f"training, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
+          f"negative each, {n_ours} batches each:")
+    print(f"  graphflow: {ours_ms:7.1f} ms/batch")
+    print(f"  DGL:       {dgl_ms:7.1f} ms/batch")
+    print(f"  ratio (DGL / graphflow): {dgl_ms / ours_ms:.2f}", flush=True)
+    ours.eval()
+    adj = Adjacency.from_graph(data.graph)
+    with PeakRSS() as infer_mem:
+        t = time.perf_counter()
+        with torch.no_grad():
+            h = ours.inference(adj, data.graph.ndata["feat"], batch_size=4096)  # (N, D)
+        infer_s = time.perf_counter() - t
+    src, dst = data.graph.edges()
+    pick = order[:test_edges]
+    pos = torch.stack([src[pick], dst[pick]])
+    with PeakRSS() as eval_mem:
+        t = time.perf_counter()
+        figures = ranking_figures(DotDecoder(), h, pos, negatives=negatives, hits=[1, 10, 50],
+                                  generator=torch.Generator().manual_seed(2))
+        eval_s = time.perf_counter() - t
+    print(f"evaluation: layer-wise inference of {nodes:,} embeddings {infer_s:.1f}s (peak "
+          f"+{infer_mem.mib / 1024:.2f} GiB); MRR of {test_edges:,} edges x {negatives} negatives "
+          f"{eval_s:.1f}s (peak +{eval_mem.mib / 1024:.2f} GiB); training peak "
+          f"+{train_mem.mib / 1024:.2f} GiB", flush=True)
+    print(json.dumps({"nodes": nodes, "edges": data.num_edges, "batches": n_ours,
+                      "graphflow_ms_per_batch": ours_ms, "dgl_ms_per_batch": dgl_ms,
+                      "ratio": dgl_ms / ours_ms, "inference_s": infer_s,
+                      "mrr_eval_s": eval_s, "mrr_eval_pairs": test_edges * negatives,
+                      "eval_peak_gib": eval_mem.mib / 1024, "inference_peak_gib": infer_mem.mib / 1024,
+                      "train_peak_gib": train_mem.mib / 1024, "threads": torch.get_num_threads(),
+                      **{f"untrained_{k}": v for k, v in figures.items()}}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

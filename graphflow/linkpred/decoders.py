@@ -1,0 +1,78 @@
+r"""Pair decoders: a score for the pair ``(u, v)`` from the embeddings ``h_u``, ``h_v``.
+
+=============  ==============================================================  ===========
+``dot``        :math:`s = h_u^\top h_v`                                       no weights
+``mlp``        :math:`s = w_2^\top \mathrm{ReLU}(W_1 (h_u \odot h_v) + b_1) + b_2`  (D, D) + D
+``bilinear``   :math:`s = h_u^\top W h_v` (``W`` starts at the identity)           (D, D)
+=============  ==============================================================  ===========
+
+``forward(hu, hv)``: (P, D), (P, D) -> (P,) raw scores (logits); higher means more likely an
+edge. ``many(hu, hv)``: (C, D), (C, K, D) -> (C, K), each source against its K candidates
+(for ranking), without materialising the repeated sources for ``dot`` and ``bilinear``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from torch import nn
+
+DecoderName = Literal["dot", "mlp", "bilinear"]
+
+
+class DotDecoder(nn.Module):
+    """:math:`s = h_u^\\top h_v` (GAE, Kipf & Welling 2016)."""
+
+    def forward(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return (hu * hv).sum(-1)  # (P,)
+
+    def many(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(hv, hu.unsqueeze(2)).squeeze(2)  # (C, K)
+
+
+class MLPDecoder(nn.Module):
+    """A two-layer perceptron on the Hadamard product :math:`h_u \\odot h_v`."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 1))
+
+    def forward(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return self.net(hu * hv).squeeze(-1)  # (P,)
+
+    def many(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return self.net(hu.unsqueeze(1) * hv).squeeze(-1)  # (C, K)
+
+
+class BilinearDecoder(nn.Module):
+    """:math:`s = h_u^\\top W h_v`, ``W`` (D, D) initialised to the identity (= ``dot``)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.eye(dim))
+
+    def forward(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return ((hu @ self.weight) * hv).sum(-1)  # (P,)
+
+    def many(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(hv, (hu @ self.weight).unsqueeze(2)).squeeze(2)  # (C, K)
+
+
+def make_decoder(name: DecoderName, dim: int) -> nn.Module:
+    """The decoder ``name`` for ``dim``-wide embeddings."""
+    if name == "dot":
+        return DotDecoder()
+    if name == "mlp":
+        return MLPDecoder(dim)
+    if name == "bilinear":
+        return BilinearDecoder(dim)
+    raise ValueError(f"unknown decoder {name!r}; choices: dot, mlp, bilinear")
+
+
+class LinkModel(nn.Module):
+    """The encoder (any ``[model]``) and the pair decoder, trained and saved together."""
+
+    def __init__(self, encoder: nn.Module, decoder: nn.Module):
+        super().__init__()
+        self.encoder, self.decoder = encoder, decoder

@@ -1,0 +1,141 @@
+"""Link prediction training passes: full batch, or edge-seeded sampled minibatches.
+
+Both offer ``train_epoch(epoch) -> figures`` (for :class:`~graphflow.train.loop.EpochLoop`)
+and ``embeddings() -> (N, D)`` (eval mode, every node, full neighborhoods: a full-graph
+forward, or layer-wise inference in batches), and step with the node tasks'
+:class:`~graphflow.train.node.Stepper`.
+
+Losses, for positive scores ``p`` (B,) and the negative scores ``q`` (B, k) of the same
+sources:
+
+* ``bce``: :math:`-\\frac1B \\sum_i \\log\\sigma(p_i) - \\frac1{Bk} \\sum_{ij} \\log(1 - \\sigma(q_{ij}))`
+  (positives and negatives weigh the same whatever ``k``);
+* ``bpr``: :math:`-\\frac1{Bk} \\sum_{ij} \\log\\sigma(p_i - q_{ij})` (Rendle et al. 2009).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, Literal
+
+import torch
+import torch.nn.functional as F
+
+from graphflow.linkpred.decoders import LinkModel
+from graphflow.sampling.edges import EdgeBatches
+from graphflow.sparse import Adjacency
+from graphflow.sparse.features import Features
+from graphflow.train.node import Stepper
+
+LossName = Literal["bce", "bpr"]
+Progress = Callable[..., Any]
+
+
+def link_loss(name: LossName, pos: torch.Tensor, neg: torch.Tensor, k: int) -> torch.Tensor:
+    """The loss ``name`` of scores ``pos`` (B,) and ``neg`` (B * k,), source-major."""
+    pos, neg = pos.float(), neg.float()
+    if name == "bpr":
+        return -F.logsigmoid(pos.unsqueeze(1) - neg.view(-1, k)).mean()
+    return (F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
+            + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)))
+
+
+class LinkFullBatch:
+    """Every epoch one step on all training edges and ``k`` drawn negatives per edge.
+
+    :param src: / :param dst: int64 (E,) the training graph's edges.
+    :param draw: negative sampler, ``draw(src, k, generator) -> (E * k,)``, run on the CPU
+        with ``generator``.
+    """
+
+    def __init__(self, model: LinkModel, stepper: Stepper, loss: LossName, adj: Adjacency,
+                 x: Features, src: torch.Tensor, dst: torch.Tensor, draw: Any, k: int,
+                 generator: torch.Generator, *, inference_batch_size: int = 0,
+                 progress: Progress | None = None):
+        dev = stepper.device
+        self.model, self.stepper, self.loss_name, self.k = model, stepper, loss, k
+        self.adj, self.x = adj.to(dev), x.to(dev)
+        self.src_cpu = src
+        self.src, self.dst = src.to(dev), dst.to(dev)
+        self.neg_src = self.src.repeat_interleave(k)  # (E * k,)
+        self.draw, self.generator = draw, generator
+        self.inference_batch_size, self.progress = inference_batch_size, progress
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        self.model.train()
+        neg_dst = self.draw(self.src_cpu, self.k, self.generator).to(self.stepper.device)
+        with self.stepper.autocast():
+            h = self.model.encoder(self.adj, self.x)  # (N, D)
+            pos = self.model.decoder(h[self.src], h[self.dst])  # (E,)
+            neg = self.model.decoder(h[self.neg_src], h[neg_dst])  # (E * k,)
+            loss = link_loss(self.loss_name, pos, neg, self.k)
+        self.stepper.step(loss)
+        return {"loss": loss.item()}
+
+    @torch.no_grad()
+    def embeddings(self) -> torch.Tensor:
+        """(N, D) float32 on the device: eval mode, every node, full neighborhoods."""
+        self.model.eval()
+        with self.stepper.autocast():
+            if self.inference_batch_size > 0:
+                out = self.model.encoder.inference(
+                    self.adj, self.x, batch_size=self.inference_batch_size,
+                    device=self.stepper.device, progress=self.progress)
+            else:
+                out = self.model.encoder(self.adj, self.x)
+        return out.float()
+
+
+class LinkMiniBatches:
+    """Sampled training over the training edges, ``batch_size`` positives per step.
+
+    The blocks of a batch come from :class:`~graphflow.sampling.edges.EdgeBatches` (its own
+    edges and their reverses excluded); embeddings use layer-wise full-neighbor inference
+    over the training graph, ``inference_batch_size`` nodes at a time.
+    """
+
+    def __init__(self, model: LinkModel, stepper: Stepper, loss: LossName, adj: Adjacency,
+                 x: Features, edges: EdgeBatches, num_edges: int, generator: torch.Generator,
+                 *, use_sampled_features: bool, inference_batch_size: int,
+                 progress: Progress | None = None, workers: int | None = None):
+        self.model, self.stepper, self.loss_name = model, stepper, loss
+        self.adj, self.x = adj, x  # CPU
+        self.edges, self.generator = edges, generator
+        self.workers = workers  # sampling workers (the stage's core plan, graphflow.cores)
+        self.eids = torch.arange(num_edges)
+        self.use_sampled_features = use_sampled_features
+        self.inference_batch_size, self.progress = inference_batch_size, progress
+
+    def train_epoch(self, epoch: int) -> dict[str, float]:
+        self.model.train()
+        dev = self.stepper.device
+        total, seen = 0.0, 0
+        k = self.edges.k
+        for mb in self.edges.iterate(self.eids, self.generator, workers=self.workers):
+            adjs = [Adjacency.from_block(b.to(dev)) for b in mb.blocks]
+            if self.use_sampled_features and mb.features is not None:
+                x = mb.features.to(dev)  # (num_input, F)
+            else:
+                x = self.x[mb.input_nodes.cpu()].to(dev)
+            pos_idx, neg_idx = mb.pos.to(dev), mb.neg.to(dev)
+            with self.stepper.autocast():
+                h = self.model.encoder(adjs, x)  # (S, D) the batch's endpoints
+                pos = self.model.decoder(h[pos_idx[0]], h[pos_idx[1]])  # (B,)
+                neg = self.model.decoder(h[neg_idx[0]], h[neg_idx[1]])  # (B * k,)
+                loss = link_loss(self.loss_name, pos, neg, k)
+            self.stepper.step(loss)
+            b = int(pos.shape[0])
+            total += loss.item() * b
+            seen += b
+        return {"loss": total / max(seen, 1)}
+
+    @torch.no_grad()
+    def embeddings(self) -> torch.Tensor:
+        """(N, D) float32 on the CPU, by layer-wise full-neighbor inference."""
+        self.model.eval()
+        with self.stepper.autocast():
+            out = self.model.encoder.inference(self.adj, self.x,
+                                               batch_size=self.inference_batch_size,
+                                               device=self.stepper.device,
+                                               progress=self.progress)
+        return out.float()

@@ -105,6 +105,9 @@ class World:
                                 timeout=TIMEOUT)
         try:
             yield self
+            # Leave together: a rank that tears its group down and exits while another is
+            # still inside a collective or writing the run's files can abort the process.
+            dist.barrier()
         finally:
             dist.destroy_process_group()
 

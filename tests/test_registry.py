@@ -187,3 +187,21 @@ def test_cli_validate_names_what_the_exporter_writes(tmp_path, cli):
     assert err.splitlines()[0].endswith('[export.0] npy: what = "graph" is not written by this '
                                         "exporter; it writes: embeddings, predictions, logits; "
                                         "exporters that write graph: csv, dgl, parquet, pt")
+
+
+EXPORTER_WRITES = {"npy": ("embeddings", "predictions", "logits"),
+                   "pt": ("embeddings", "predictions", "logits", "graph", "model"),
+                   "dgl": ("embeddings", "predictions", "logits", "graph")}
+
+
+@pytest.mark.parametrize("exporter", ["npy", "pt", "dgl"])
+def test_links_go_only_to_the_table_exporters(tmp_path, cli, exporter):
+    path = tmp_path / "p.toml"
+    path.write_text(f'[load]\ntype = "synthetic"\n[[export]]\ntype = "{exporter}"\n'
+                    f'what = "links"\n')
+    code, _, err = cli("validate", path)
+    assert code == 1
+    assert err.splitlines()[0].endswith(f'[export.0] {exporter}: what = "links" is not written '
+                                        f"by this exporter; it writes: "
+                                        f"{', '.join(EXPORTER_WRITES[exporter])}; exporters "
+                                        f"that write links: csv, parquet")

@@ -18,10 +18,6 @@ class DglExportOptions:
     what: What = option("graph", 'graph, or an artifact to store as node data of the graph '
                                  '(ndata["embeddings"], ["predictions"] or ["logits"]).')
 
-    def __post_init__(self) -> None:
-        if self.what == "links":
-            raise ValueError('dgl stores per-node artifacts as node data; for what = "links" '
-                             '(a table of pairs) use type = "parquet" or "csv"')
 
 
 class DglExporter(Exporter):

@@ -24,10 +24,6 @@ class PtExportOptions:
     path: Path | None = option(None, "Output file (default OUT_DIR/<what>.pt).")
     ids: bool = option(True, "Include the original node ids.")
 
-    def __post_init__(self) -> None:
-        if self.what == "links":
-            raise ValueError('pt writes per-node tensors or the graph; for what = "links" (a '
-                             'table of pairs) use type = "parquet" or "csv"')
 
 
 def ids_value(data: GraphData) -> torch.Tensor | list[str]:

@@ -75,7 +75,7 @@ what = "predictions"
 
 def write_graph(folder: Path) -> None:
     """An 800-node, 4-topic SBM as an edge list with string ids and a node table."""
-    gen = sbm(800, 4, 16, p_in=0.02, p_out=0.002, seed=7, signal=0.6)
+    gen = sbm(800, 4, 16, p_in=0.02, p_out=0.002, seed=7, signal=0.8)
     names = np.array([f"paper-{i:04d}" for i in range(gen.num_nodes)])
     once = (gen.src < gen.dst).numpy()
     lines = np.char.add(np.char.add(names[gen.src.numpy()[once]], "\t"),
@@ -135,12 +135,12 @@ def port_free(port: int) -> bool:
 
 
 def test_launch_local_2_trains_sage_like_one_process_with_original_ids(papers, loopback):
-    (papers / "one.toml").write_text(TRAIN.format(sampler="neighbor", epochs=15))
+    (papers / "one.toml").write_text(TRAIN.format(sampler="neighbor", epochs=20))
     one = subprocess.run([sys.executable, "-m", "graphflow", "run", "one.toml", "--out-dir",
                           "one", "--quiet"], cwd=papers, env=loopback,
                          capture_output=True, text=True, timeout=120)
     assert one.returncode == 0, one.stderr
-    (papers / "dist.toml").write_text(TRAIN.format(sampler="dist_neighbor", epochs=15))
+    (papers / "dist.toml").write_text(TRAIN.format(sampler="dist_neighbor", epochs=20))
     ip = ip_config(papers)
     before = shm()
     proc = start(["launch", "dist.toml", "--ip-config", str(ip), "--trainers", "1",
@@ -225,3 +225,76 @@ def test_launch_stops_everything_when_a_trainer_dies_or_on_ctrl_c(papers, loopba
     assert alive == [], alive
     assert shm() - before == set()
     assert all(port_free(int(line.split()[1])) for line in ip.read_text().splitlines())
+
+
+def _pipeline(folder: Path, name: str, **replace: str) -> Path:
+    text = TRAIN.format(sampler="dist_neighbor", epochs=1)
+    for old, new in replace.items():
+        text = text.replace(old, new)
+    path = folder / name
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("case, lines, edit, message", [
+    ("no port", "127.0.0.1 30050\n127.0.0.1\n", {},
+     "{ip} line 2: '127.0.0.1' has no port; write IP PORT, e.g. 127.0.0.1 30050"),
+    ("bad port", "127.0.0.1 30050\n127.0.0.1 http\n", {},
+     "{ip} line 2: '127.0.0.1 http': expected IP PORT (a port 1-65535), e.g. 10.0.0.1 30050"),
+    ("no partition", "127.0.0.1 30050\n127.0.0.1 30051\n",
+     {"parts/graph.json": "nowhere/graph.json"},
+     "partition config not found: {dir}/nowhere/graph.json; make it with: graphflow partition "
+     "PIPELINE.toml --parts N --out {dir}/nowhere"),
+    ("features", "127.0.0.1 30050\n127.0.0.1 30051\n",
+     {'path = "parts/graph.json"': 'path = "parts/graph.json"\nnode_data = ["feat", "year"]'},
+     "{dir}/parts/graph.json: the pipeline needs node data year but the partition has feat, "
+     "label, test_mask, train_mask, val_mask; partition the graph of a pipeline whose loader "
+     "provides them"),
+    ("machines", "127.0.0.1 30050\n127.0.0.1 30051\n127.0.0.1 30052\n", {},
+     "{dir}/parts/graph.json has 2 partitions but the ip config lists 3 machines; partition "
+     "with --parts 3 or list 2 machines"),
+    ("sampler", "127.0.0.1 30050\n127.0.0.1 30051\n",
+     {'type = "dist_neighbor"': 'type = "neighbor"'},
+     '[train] [sample] type = "neighbor": under graphflow launch the trainers sample through '
+     'DistDGL; use [sample] type = "dist_neighbor"'),
+    ("loader", "127.0.0.1 30050\n127.0.0.1 30051\n",
+     {'type = "partitioned"\npath = "parts/graph.json"':
+      'type = "edgelist"\npath = "papers.tsv"\ndelimiter = "tab"'},
+     '{pipeline}: [load] type = "edgelist": graphflow launch trains on a partitioned graph; use '
+     '[load] type = "partitioned", path = "DIR/graph.json" (made by graphflow partition)'),
+])
+def test_launch_refuses_bad_input_before_starting_anything(cli, papers, tmp_path, monkeypatch,
+                                                           case, lines, edit, message):
+    monkeypatch.chdir(papers)
+    ip = tmp_path / "ip.txt"
+    ip.write_text(lines)
+    pipeline = _pipeline(papers, f"bad-{case.replace(' ', '-')}.toml", **edit)
+    machines = str(len(lines.splitlines()))
+    code, out, err = cli("launch", pipeline, "--ip-config", ip, "--trainers", "1",
+                         "--local", machines)
+    assert code == 1
+    expected = message.format(ip=ip, dir=papers, pipeline=pipeline)
+    assert err.strip().splitlines()[0].startswith("graphflow: error: ")
+    assert err.strip().splitlines()[0].endswith(expected), err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_launch_refuses_a_local_count_unlike_the_ip_config(cli, papers, tmp_path):
+    ip = tmp_path / "ip.txt"
+    ip.write_text("127.0.0.1 30050\n")
+    code, _, err = cli("launch", _pipeline(papers, "count.toml"), "--ip-config", ip,
+                       "--trainers", "1", "--local", "2")
+    assert (code, err.strip()) == (1, f"graphflow: error: --local 2 but {ip} lists 1 machines; "
+                                      f"list 2 lines (127.0.0.1 PORT, distinct ports)")
+
+
+def test_dist_neighbor_outside_graphflow_launch_says_how_to_start_it(cli, papers, tmp_path,
+                                                                     monkeypatch):
+    monkeypatch.chdir(papers)
+    code, _, err = cli("run", _pipeline(papers, "plain.toml"), "--out-dir", tmp_path / "o",
+                       "--quiet")
+    assert code == 1
+    assert err.strip().splitlines()[0].endswith(
+        '[sample] dist_neighbor samples through DistDGL servers: load the graph with [load] '
+        'type = "partitioned" and start the run with graphflow launch PIPELINE --ip-config '
+        'IP.txt --trainers T'), err

@@ -79,9 +79,7 @@ class PartitionedLoader(Loader):
             graph.edata[key] = torch.cat(parts)[order]
         ids = pq.read_table(path.parent / NODE_IDS).column("id")
         out = GraphData(graph=graph, ids=NodeIds(meta.num_nodes, ids), name=meta.graph_name)
-        if meta.num_classes is not None:
-            out.meta["num_classes"] = meta.num_classes
-        return out
+        return with_classes(out, meta)
 
     def _remote(self, path: Path, meta: PartitionMeta) -> GraphData:
         """Under ``graphflow launch``: the graph stays on the DistDGL servers.
@@ -101,6 +99,13 @@ class PartitionedLoader(Loader):
         ids = pq.read_table(path.parent / NODE_IDS).column("id")
         out = GraphData(graph=graph, ids=NodeIds(meta.num_nodes, ids), name=meta.graph_name)
         out.meta[DIST_GRAPH] = g
-        if meta.num_classes is not None:
-            out.meta["num_classes"] = meta.num_classes
-        return out
+        return with_classes(out, meta)
+
+
+def with_classes(data: GraphData, meta: PartitionMeta) -> GraphData:
+    """``data`` with the number of classes and their names (string labels) of ``meta``."""
+    if meta.num_classes is not None:
+        data.meta["num_classes"] = meta.num_classes
+    if meta.classes is not None:
+        data.meta["classes"] = list(meta.classes)
+    return data

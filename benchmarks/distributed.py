@@ -137,21 +137,7 @@ def epoch_figures(tmp: Path, nodes: int, epochs: int) -> dict[str, float]:
     return figures
 
 
-LAUNCH_GRAPH = """
-[pipeline]
-name = "bench_launch"
-seed = 0
-device = "cpu"
-
-[load]
-type = "synthetic"
-kind = "sbm"
-nodes = {nodes}
-classes = 8
-features = 32
-p_in = {p_in}
-p_out = {p_out}
-"""
+LAUNCH_GRAPH = SBM.split("[sample]")[0]  # the same generated SBM, partitioned
 
 LAUNCH_TRAIN = """
 [pipeline]
@@ -163,21 +149,8 @@ device = "cpu"
 type = "partitioned"
 path = "{parts}/graph.json"
 
-[sample]
-type = "{sampler}"
-fanouts = [10, 10]
-batch_size = 1024
-
-[model]
-type = "sage"
-hidden = 64
-
-[train]
-type = "node_classification"
-epochs = {epochs}
-eval_every = {epochs}
-checkpoint = false
-"""
+""" + "[sample]" + SBM.split("[sample]")[1].replace(
+    'type = "neighbor"', 'type = "{sampler}"').replace("batch_size = 512", "batch_size = 1024")
 
 
 def train_seconds(out_dir: Path) -> tuple[float, float]:

@@ -24,6 +24,7 @@ from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
 from graphflow.options import option
 from graphflow.sampling.block import MiniBatch
+from graphflow.sampling.sampler import MinibatchSampler
 from graphflow.sampling.seeds import num_batches, seed_batches, seed_ids
 from graphflow_plugins.samplers.dgl_neighbor import from_dgl_block
 
@@ -76,15 +77,9 @@ class DistNeighborSampler(Sampler):
     Options = DistNeighborOptions
     remote = True
 
-    @property
-    def num_layers(self) -> int:
-        return len(self.options.fanouts)
-
-    def check_layers(self, num_layers: int, *, what: str = "the model") -> None:
-        if num_layers != self.num_layers:
-            raise ConfigError(
-                f"fanouts = {self.options.fanouts} has {self.num_layers} entries but {what} "
-                f"has {num_layers} message-passing layers; give one fanout per layer")
+    # One fanout per layer, checked as the other neighbor samplers do.
+    num_layers = MinibatchSampler.num_layers
+    check_layers = MinibatchSampler.check_layers
 
     def prepare(self, data: GraphData, device: torch.device) -> DistSampledGraph:
         g = data.meta.get(DIST_GRAPH)

@@ -33,8 +33,8 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     p.add_argument("--trainers", type=int, required=True, metavar="T",
                    help="trainer processes per machine")
     p.add_argument("--samplers", type=int, default=0, metavar="S",
-                   help="DistDGL sampler processes per trainer (default: 0, sample in the "
-                   "trainer)")
+                   help="DistDGL sampler processes per trainer; only 0 (sample inside each "
+                   "trainer) is supported yet")
     p.add_argument("--local", type=int, default=None, metavar="M",
                    help="run the M machines of the ip config on this host (development, "
                    "tests); without it, each machine is reached over ssh")

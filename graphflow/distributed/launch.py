@@ -231,9 +231,12 @@ def launch(config: PipelineConfig, *, ip_config: Path, trainers: int, samplers: 
     """
     if trainers < 1:
         raise ConfigError(f"--trainers {trainers}: give the trainers per machine (>= 1)")
-    if samplers < 0:
-        raise ConfigError(f"--samplers {samplers}: give the sampler processes per trainer "
-                          f"(>= 0)")
+    if samplers != 0:
+        # DGL spawns them; a spawned process imports dgl without graphflow's GraphBolt stub
+        # and dies, and the servers then wait forever for DGL_NUM_CLIENT clients.
+        raise ConfigError(f"--samplers {samplers}: separate DistDGL sampler processes are not "
+                          f"supported yet (dist_neighbor samples inside each trainer, as "
+                          f"DistDGL with num_workers = 0); use --samplers 0")
     if local is not None and local < 1:
         raise ConfigError(f"--local {local}: give the number of machines to run on this host "
                           f"(>= 1)")

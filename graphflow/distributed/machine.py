@@ -10,7 +10,9 @@ group, so that the launcher can stop the machine with one ``killpg``) and watche
 * every trainer done: the server (which stops when its last client leaves) is given
   :data:`SERVER_GRACE` seconds, then stopped; exit 0;
 * SIGINT / SIGTERM / SIGHUP (the launcher stopping the run, or a closed ssh session): every
-  process is stopped, exit 128 + N.
+  process is stopped, exit 128 + N;
+* the launcher gone (killed without a chance to stop the machines): every process is
+  stopped, exit 1.
 
 The status line is ``@graphflow-launch {"role": ..., "status": ...}`` on stdout; the
 processes' own output passes through on stdout and stderr.
@@ -56,10 +58,14 @@ def run(spec: dict[str, Any]) -> int:
     procs = [(r, subprocess.Popen(r.argv, env={**os.environ, **r.env}, cwd=spec["cwd"]))
              for r in roles]
     trainers_done_at: float | None = None
+    parent = os.getppid()
     try:
         while True:
             if stop:
                 return 128 + stop[0]
+            if os.getppid() != parent:  # the launcher died: nobody would stop us
+                report("supervisor", "lost its launcher")
+                return 1
             for role, proc in procs:
                 code = proc.poll()
                 if code not in (None, 0):

@@ -288,6 +288,17 @@ def test_launch_refuses_a_local_count_unlike_the_ip_config(cli, papers, tmp_path
                                       f"list 2 lines (127.0.0.1 PORT, distinct ports)")
 
 
+def test_launch_refuses_sampler_processes(cli, papers, tmp_path):
+    ip = tmp_path / "ip.txt"
+    ip.write_text("127.0.0.1 30050\n127.0.0.1 30051\n")
+    code, _, err = cli("launch", _pipeline(papers, "samplers.toml"), "--ip-config", ip,
+                       "--trainers", "1", "--samplers", "2", "--local", "2")
+    assert (code, err.strip()) == (1, "graphflow: error: --samplers 2: separate DistDGL sampler "
+                                      "processes are not supported yet (dist_neighbor samples "
+                                      "inside each trainer, as DistDGL with num_workers = 0); "
+                                      "use --samplers 0")
+
+
 def test_dist_neighbor_outside_graphflow_launch_says_how_to_start_it(cli, papers, tmp_path,
                                                                      monkeypatch):
     monkeypatch.chdir(papers)

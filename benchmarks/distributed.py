@@ -209,7 +209,7 @@ def main() -> None:
         args.launch_nodes, args.launch_edges = 100_000, 1_000_000
     with tempfile.TemporaryDirectory(prefix="graphflow-bench-") as tmp:
         print(f"R-MAT {args.nodes:,} nodes, {args.edges:,} edges; SBM {args.sbm_nodes:,} nodes; "
-              f"{os.cpu_count()} CPUs", flush=True)
+              f"{os.cpu_count()} CPUs; load average {os.getloadavg()[0]:.2f}", flush=True)
         result: dict[str, object] = {"nodes": args.nodes, "edges": args.edges,
                                      "sbm_nodes": args.sbm_nodes,
                                      "launch_nodes": args.launch_nodes,
@@ -220,6 +220,7 @@ def main() -> None:
             result["data_parallel"] = epoch_figures(Path(tmp), args.sbm_nodes, args.epochs)
         if args.only in (None, "launch"):
             result["launch"] = launch_figures(Path(tmp), args.launch_nodes, args.launch_edges)
+        result["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result))
 
 

@@ -3,8 +3,9 @@
 :class:`DistMiniBatches` is :class:`~graphflow.train.node.MiniBatches` (the same training
 step, loss and metrics) whose graph lives on the DistDGL servers:
 
-* **training**: each trainer trains on the training nodes its machine owns, split among the
-  machine's trainers (``dgl.distributed.node_split``, as DistDGL's examples do); every rank
+* **training**: each trainer trains on the training nodes its machine owns (by the partition
+  book), every T-th of them for the machine's T trainers, as DistDGL's ``node_split``
+  shares them out; every rank
   runs the same number of batches (a shorter share wraps around) so DDP's all-reduces pair
   up; features and labels come with each :class:`MiniBatch` from the servers;
 * **prediction** (``logits()``): each trainer computes the rows of its own nodes by
@@ -22,7 +23,7 @@ import torch
 import torch.distributed as dist
 
 from graphflow.distributed.world import World
-from graphflow.errors import ConfigError
+from graphflow.errors import ConfigError, DataError
 from graphflow.sampling.block import MiniBatch
 from graphflow.train.node import MiniBatches
 
@@ -57,7 +58,7 @@ def equal_length(ids: torch.Tensor, world: World) -> torch.Tensor:
         return ids
     n = torch.tensor([ids.shape[0]])
     dist.all_reduce(n, op=dist.ReduceOp.MAX)
-    if ids.numel() == 0 or int(n) == ids.shape[0]:
+    if int(n) == ids.shape[0]:
         return ids
     return ids[torch.arange(int(n)) % ids.shape[0]]
 
@@ -71,7 +72,11 @@ class DistMiniBatches(MiniBatches):
         self.use_sampled_features = True  # each batch brings its rows of "feat"
         mask = torch.zeros(self.graph.num_nodes, dtype=torch.bool)
         mask[self.train_ids] = True
-        self.mine = equal_length(own_share(self.graph, mask, world), world)  # (S_rank,)
+        mine = own_share(self.graph, mask, world)
+        if mine.numel() == 0:  # the launcher sees the exit and stops the other ranks
+            raise DataError(f"trainer of rank {world.rank} has no training nodes on its "
+                            f"machine; partition with fewer parts or use fewer trainers")
+        self.mine = equal_length(mine, world)  # (S_rank,)
         self.everyone = own_share(self.graph, torch.ones_like(mask), world)  # for logits()
 
     def batches(self) -> Iterator[MiniBatch]:

@@ -14,7 +14,8 @@ as DGL's launch tool assumes) or, with ``--local M``, on this host. DGL 2.1 name
 shared-memory segments of a server's graph and features by name only, so two servers on one
 host would overwrite each other's; ``--local`` therefore gives each machine its own mount
 namespace with a private tmpfs on ``/dev/shm`` (``unshare --mount``, with
-``--map-root-user`` when not root), which disappears with the machine's last process.
+``--map-root-user`` when not root), which disappears with the machine's last process
+(``--local 1`` runs without one where namespaces are not allowed).
 DGL takes a trainer's machine id from the first local address in the ip config (machine 0
 on loopback), so every trainer is told its machine in ``GRAPHFLOW_MACHINE_ID``.
 
@@ -139,17 +140,16 @@ def plan(config: PipelineConfig, machines: list[Machine], *, ip_config: Path, pa
     return out
 
 
-def machine_command(roles: list[Role], machine: Machine, *, local: int) -> list[str]:
-    """How to start one machine's supervisor: in a private ``/dev/shm`` on this host
-    (``--local`` with several machines), directly (one local machine), or over ssh."""
+def machine_command(roles: list[Role], machine: Machine, *, local: bool,
+                    private: bool) -> list[str]:
+    """How to start one machine's supervisor: on this host (``local``; in a private
+    ``/dev/shm`` when ``private``), or over ssh."""
     spec = json.dumps({"cwd": os.getcwd(), "roles": [asdict(r) for r in roles]})
     agent = [sys.executable, "-m", "graphflow.distributed.machine", spec]
     if not local:
         remote = f"cd {shlex.quote(os.getcwd())} && exec {shlex.join(agent)}"
         return ["ssh", "-o", "BatchMode=yes", "-tt", machine.ip, remote]
-    if local == 1:
-        return agent
-    return [*private_shm(), *agent]
+    return [*private_shm(), *agent] if private else agent
 
 
 def private_shm() -> list[str]:
@@ -160,17 +160,14 @@ def private_shm() -> list[str]:
             'mount -t tmpfs -o mode=1777 graphflow-shm /dev/shm && exec "$@"', "sh"]
 
 
-def check_private_shm() -> None:
-    """Raise ``ConfigError`` unless :func:`private_shm` works on this host."""
-    why = "unshare is not installed" if shutil.which("unshare") is None else ""
-    if not why:
-        probe = subprocess.run([*private_shm(), "true"], capture_output=True, text=True)
-        why = probe.stderr.strip().splitlines()[-1] if probe.returncode else ""
-    if why:
-        raise ConfigError(f"--local with several machines runs a DistDGL server per machine on "
-                          f"this host, each needing its own /dev/shm (DGL 2.1 names shared "
-                          f"memory by graph and feature only), but a private /dev/shm cannot "
-                          f"be made here ({why}); use --local 1 or separate machines")
+def private_shm_error() -> str | None:
+    """Why :func:`private_shm` does not work on this host, or None when it does."""
+    if shutil.which("unshare") is None:
+        return "unshare is not installed"
+    probe = subprocess.run([*private_shm(), "true"], capture_output=True, text=True)
+    if probe.returncode:
+        return (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
+    return None
 
 
 class Supervisor:
@@ -252,8 +249,15 @@ def launch(config: PipelineConfig, *, ip_config: Path, trainers: int, samplers: 
                               f"lists {far[0]}; use 127.0.0.1 PORT lines")
     part_config, meta = check_pipeline(config, machines)
     check_data_parallel(config, trainers * len(machines))
-    if local and local > 1:
-        check_private_shm()
+    # Each local machine gets its own /dev/shm: DGL 2.1 names segments by graph and feature
+    # only, so two servers on one host would collide, and a killed server's segments vanish
+    # with its namespace instead of staying in the host's /dev/shm.
+    why = private_shm_error() if local else None
+    if why and local and local > 1:
+        raise ConfigError(f"--local {local} runs a DistDGL server per machine on this host, "
+                          f"each needing its own /dev/shm (DGL 2.1 names shared memory by "
+                          f"graph and feature only), but a private /dev/shm cannot be made "
+                          f"here ({why}); use --local 1 or separate machines")
     out_dir = default_out_dir(config).resolve()
     threads = max((os.cpu_count() or 1) // (trainers * (local or 1)), 1)
     roles = plan(config, machines, ip_config=ip_config, part_config=part_config,
@@ -263,7 +267,8 @@ def launch(config: PipelineConfig, *, ip_config: Path, trainers: int, samplers: 
     say(f"graphflow: launching {len(machines)} machines x (1 server + {trainers} trainers) on "
         f'"{meta.graph_name}" ({meta.parts} parts); out_dir {out_dir}')
     start = time.perf_counter()
-    supervisor = Supervisor(machines, [machine_command(r, m, local=local or 0)
+    supervisor = Supervisor(machines, [machine_command(r, m, local=bool(local),
+                                                       private=bool(local) and why is None)
                                        for r, m in zip(roles, machines)])
     try:
         with handle_signals():

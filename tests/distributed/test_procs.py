@@ -52,3 +52,27 @@ def test_ip_config_missing_or_empty_says_what_to_write(tmp_path):
     (tmp_path / "empty.txt").write_text("# nothing\n")
     with pytest.raises(ConfigError, match=r"empty.txt: no machines; write one line per machine"):
         read_ip_config(tmp_path / "empty.txt")
+
+
+def test_a_remote_machine_runs_its_supervisor_over_ssh_in_the_same_folder(tmp_path,
+                                                                          monkeypatch):
+    import json
+    import shlex
+    import sys
+
+    from graphflow.distributed.launch import Machine, machine_command
+    from graphflow.distributed.machine import Role
+
+    monkeypatch.chdir(tmp_path)
+    roles = [Role("server", ["python", "-m", "graphflow.distributed.distdgl"],
+                  {"DGL_ROLE": "server", "DGL_SERVER_ID": "1"}, trainer=False)]
+    command = machine_command(roles, Machine(1, "10.0.0.2", 30050), local=False, private=False)
+    assert command[:5] == ["ssh", "-o", "BatchMode=yes", "-tt", "10.0.0.2"]
+    cd, _, rest = command[5].partition(" && exec ")
+    assert cd == f"cd {shlex.quote(str(tmp_path))}"
+    argv = shlex.split(rest)
+    assert argv[:3] == [sys.executable, "-m", "graphflow.distributed.machine"]
+    spec = json.loads(argv[3])
+    assert spec["cwd"] == str(tmp_path) and spec["roles"][0]["env"]["DGL_SERVER_ID"] == "1"
+    local = machine_command(roles, Machine(0, "127.0.0.1", 30050), local=True, private=True)
+    assert local[:2] == ["unshare", "--mount"] and local[-4:-1] == argv[:3]

@@ -84,11 +84,13 @@ checkpoint = false
 """
 
 
-def run_measured(args: list[str], cwd: Path) -> tuple[float, float, str]:
+def run_measured(args: list[str], cwd: Path,
+                 env: dict[str, str] | None = None) -> tuple[float, float, str]:
     """Run ``python -m graphflow ARGS``: (wall seconds, peak RSS GiB of it and its children
     as the kernel reports for the largest one, output)."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "graphflow", *args], cwd=cwd,
+                            env={**os.environ, **(env or {})},
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     out = proc.stdout.read() if proc.stdout else ""
     _, status, usage = os.wait4(proc.pid, 0)
@@ -159,7 +161,7 @@ def train_seconds(out_dir: Path) -> tuple[float, float]:
     return train["seconds"], rec["metrics"]["test_acc"]
 
 
-def launch_figures(tmp: Path, nodes: int, edges: int) -> dict[str, float]:
+def launch_figures(tmp: Path, nodes: int, edges: int, threads: int) -> dict[str, float]:
     degree = edges / nodes  # directed edges per node (each undirected edge counts twice)
     (tmp / "graph.toml").write_text(LAUNCH_GRAPH.format(
         nodes=nodes, p_in=0.8 * degree / (nodes / 8), p_out=0.2 * degree / nodes))
@@ -179,7 +181,8 @@ def launch_figures(tmp: Path, nodes: int, edges: int) -> dict[str, float]:
             command = ["run", f"{name}.toml"] if mode == "one" else \
                 ["launch", f"{name}.toml", "--ip-config", "ip.txt", "--trainers", "1",
                  "--local", "2"]
-            wall, peak, _ = run_measured([*command, "--out-dir", name, "--quiet"], tmp)
+            env = {"OMP_NUM_THREADS": str(threads)} if mode == "one" and threads else None
+            wall, peak, _ = run_measured([*command, "--out-dir", name, "--quiet"], tmp, env)
             seconds[epochs], acc = train_seconds(tmp / name)
             print(f"{mode:6s} {epochs} epochs: train stage {seconds[epochs]:.1f}s, command "
                   f"{wall:.1f}s, test_acc {acc:.4f}", flush=True)
@@ -199,6 +202,9 @@ def main() -> None:
     parser.add_argument("--epochs", type=int, default=3)
     parser.add_argument("--launch-nodes", type=int, default=1_000_000)
     parser.add_argument("--launch-edges", type=int, default=10_000_000)
+    parser.add_argument("--one-threads", type=int, default=0,
+                        help="OMP_NUM_THREADS of the one-process run of the launch comparison "
+                        "(0: torch's default; each launched trainer gets cores / trainers)")
     parser.add_argument("--only", choices=("partition", "nproc", "launch"), default=None,
                         help="run one part only")
     parser.add_argument("--quick", action="store_true",
@@ -219,7 +225,8 @@ def main() -> None:
         if args.only in (None, "nproc"):
             result["data_parallel"] = epoch_figures(Path(tmp), args.sbm_nodes, args.epochs)
         if args.only in (None, "launch"):
-            result["launch"] = launch_figures(Path(tmp), args.launch_nodes, args.launch_edges)
+            result["launch"] = launch_figures(Path(tmp), args.launch_nodes, args.launch_edges,
+                                              args.one_threads)
         result["load_average_1min_at_end"] = round(os.getloadavg()[0], 2)
     print(json.dumps(result))
 

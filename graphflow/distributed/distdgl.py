@@ -42,10 +42,9 @@ def _pin_machine_id() -> None:
     """Make DGL's machine-id lookup return ``GRAPHFLOW_MACHINE_ID`` when it is set."""
     if MACHINE_ID_ENV not in os.environ:
         return
-    from dgl.distributed import rpc_client
-
     machine = int(os.environ[MACHINE_ID_ENV])
-    rpc_client.get_local_machine_id = lambda server_namebook: machine
+    # connect_to_server looks the function up in its module at call time
+    dgl.distributed.rpc_client.get_local_machine_id = lambda server_namebook: machine
 
 
 def initialize() -> None:

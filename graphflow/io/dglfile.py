@@ -39,6 +39,7 @@ before two checks, each of which turns damage into one line naming the file:
 from __future__ import annotations
 
 import json
+import mmap
 import os
 import resource
 import select
@@ -120,73 +121,75 @@ def check_container(path: Path) -> None:
     """Check the layout of the DGL file at ``path`` against its length (see the module
     docstring) without DGL; raise :class:`DataError` naming the file and the damage."""
     size = path.stat().st_size
-    with open(path, "rb") as fh:
-        head = fh.read(32)
-        if len(head) < 32:
-            raise DataError(f"{path} is not a graph file written by dgl.save_graphs "
-                            f"({size} bytes, shorter than DGL's header)")
-        magic, version, kind, num_graphs = struct.unpack("<4Q", head)
-        if magic != DGL_MAGIC:
-            raise DataError(f"{path} is not a graph file written by dgl.save_graphs "
-                            f"(no DGL magic number at its start)")
-        if version != 2:
-            return  # DGL's older format (version 1): left to the probe
-        if kind != HETERO_GRAPH:
-            raise DataError(f"{path}: damaged DGL file (graph type {kind} in its header, "
-                            f"expected {HETERO_GRAPH}); export the graph again")
-
-        def damaged(what: str) -> DataError:
-            return DataError(f"{path}: damaged or cut DGL file ({what}; the file has {size} "
-                             f"bytes); export the graph again")
-
-        if size < HEADER_BYTES + 8 + 8 + 8 * 2:
-            raise damaged("shorter than DGL's header and index")
-        fh.seek(HEADER_BYTES)
-        (gdata_start,) = struct.unpack("<Q", fh.read(8))
-        fh.seek(size - 8)
-        (index_bytes,) = struct.unpack("<Q", fh.read(8))
-        if not HEADER_BYTES + 16 <= gdata_start <= size - 8 - index_bytes or \
-                index_bytes != 8 * (num_graphs + 1):
-            raise damaged(f"{num_graphs} graph(s), graph data at byte {gdata_start}, "
-                          f"a {index_bytes}-byte graph index at its end")
-        fh.seek(size - 8 - index_bytes)
-        count, *starts = struct.unpack(f"<{num_graphs + 1}Q", fh.read(index_bytes))
-        end = size - 8 - index_bytes
-        if count != num_graphs or (starts and starts[0] != gdata_start) or \
-                any(not a < b for a, b in zip(starts, starts[1:] + [end])):
-            raise damaged(f"graph index {[count, *starts][:6]} does not match the header")
-        fh.seek(HEADER_BYTES + 8)
-        labels = fh.read(gdata_start - HEADER_BYTES - 8)
-        _check_labels(labels, damaged)
-        _check_arrays(fh, gdata_start, end, damaged)
+    if size < 32:
+        raise DataError(f"{path} is not a graph file written by dgl.save_graphs "
+                        f"({size} bytes, shorter than DGL's header)")
+    with open(path, "rb") as fh, mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as buf:
+        _check_layout(path, buf, size)
 
 
-def _check_labels(blob: bytes, damaged: Any) -> None:
+def _check_layout(path: Path, buf: mmap.mmap, size: int) -> None:
+    magic, version, kind, num_graphs = struct.unpack_from("<4Q", buf, 0)
+    if magic != DGL_MAGIC:
+        raise DataError(f"{path} is not a graph file written by dgl.save_graphs "
+                        f"(no DGL magic number at its start)")
+    if version != 2:
+        return  # DGL's older format (version 1): left to the probe
+    if kind != HETERO_GRAPH:
+        raise DataError(f"{path}: damaged DGL file (graph type {kind} in its header, "
+                        f"expected {HETERO_GRAPH}); export the graph again")
+
+    def damaged(what: str) -> DataError:
+        return DataError(f"{path}: damaged or cut DGL file ({what}; the file has {size} "
+                         f"bytes); export the graph again")
+
+    if size < HEADER_BYTES + 8 + 8 + 8 * 2:
+        raise damaged("shorter than DGL's header and index")
+    (gdata_start,) = struct.unpack_from("<Q", buf, HEADER_BYTES)
+    (index_bytes,) = struct.unpack_from("<Q", buf, size - 8)
+    if not HEADER_BYTES + 16 <= gdata_start <= size - 8 - index_bytes or \
+            index_bytes != 8 * (num_graphs + 1):
+        raise damaged(f"{num_graphs} graph(s), graph data at byte {gdata_start}, "
+                      f"a {index_bytes}-byte graph index at its end")
+    end = size - 8 - index_bytes
+    count, *starts = struct.unpack_from(f"<{num_graphs + 1}Q", buf, end)
+    if count != num_graphs or (starts and starts[0] != gdata_start) or \
+            any(not a < b for a, b in zip(starts, starts[1:] + [end])):
+        raise damaged(f"graph index {[count, *starts][:6]} does not match the header")
+    _check_labels(buf, HEADER_BYTES + 8, gdata_start, damaged)
+    _check_arrays(buf, gdata_start, end, damaged)
+
+
+def _check_labels(buf: mmap.mmap, start: int, end: int, damaged: Any) -> None:
     """The labels: ``uint64 count``, then ``uint64 len, name, NDArray`` per label."""
     try:
-        (count,) = struct.unpack_from("<Q", blob, 0)
-        at = 8
+        (count,) = struct.unpack_from("<Q", buf, start)
+        at = start + 8
         for _ in range(count):
-            (n,) = struct.unpack_from("<Q", blob, at)
-            if at + 8 + n > len(blob):
+            (n,) = struct.unpack_from("<Q", buf, at)
+            if at + 8 + n > end:
                 raise damaged(f"a label name of {n} bytes runs past the labels")
-            at = _array_end(blob, at + 8 + n, len(blob), damaged)
+            at = _array_end(buf, at + 8 + n, end, damaged)
     except struct.error:
         raise damaged("the labels end early") from None
-    if at != len(blob):
-        raise damaged(f"{len(blob) - at} bytes after the labels")
+    if at != end:
+        raise damaged(f"{end - at} bytes after the labels")
 
 
-def _array_end(blob: bytes, at: int, limit: int, damaged: Any) -> int:
-    """Check the NDArray at ``blob[at:]``; return where it ends."""
-    magic, _, _, ndim, code, bits, lanes = struct.unpack_from("<QQQiBBH", blob, at)
+def _array_end(buf: mmap.mmap, at: int, limit: int, damaged: Any) -> int:
+    """Check the NDArray at ``buf[at:]`` (ending by ``limit``); return where it ends."""
+    if at + 40 > limit:
+        raise struct.error("past the limit")
+    magic, _, _, ndim, code, bits, lanes = struct.unpack_from("<QQQiBBH", buf, at)
     if magic != NDARRAY_MAGIC:
-        raise damaged(f"no array at byte {at} of the labels")
+        raise damaged(f"no array at byte {at}")
     if not 0 <= ndim <= 8 or code > 2 or bits not in (1, 8, 16, 32, 64) or lanes != 1:
         raise damaged(f"an array header (ndim {ndim}, type {code}/{bits}/{lanes}) at byte "
                       f"{at} is not one DGL writes")
-    shape = struct.unpack_from(f"<{ndim}q", blob, at + 32)
-    (nbytes,) = struct.unpack_from("<q", blob, at + 32 + 8 * ndim)
+    if at + 40 + 8 * ndim > limit:
+        raise struct.error("past the limit")
+    shape = struct.unpack_from(f"<{ndim}q", buf, at + 32)
+    (nbytes,) = struct.unpack_from("<q", buf, at + 32 + 8 * ndim)
     data = at + 40 + 8 * ndim
     expect = max(bits // 8, 1)
     for dim in shape:
@@ -196,19 +199,17 @@ def _array_end(blob: bytes, at: int, limit: int, damaged: Any) -> int:
     return data + nbytes
 
 
-def _check_arrays(fh: Any, start: int, end: int, damaged: Any) -> None:
+def _check_arrays(buf: mmap.mmap, start: int, end: int, damaged: Any) -> None:
     """Every NDArray header found in the graph records must be consistent and end before
     ``end`` (the records' own counts are left to the probe)."""
-    fh.seek(start)
-    blob = fh.read(end - start)
     needle = struct.pack("<Q", NDARRAY_MAGIC)
-    at = blob.find(needle)
+    at = buf.find(needle, start, end)
     while at >= 0:
         try:
-            at = _array_end(blob, at, len(blob), damaged)
+            at = _array_end(buf, at, end, damaged)
         except struct.error:
             raise damaged("an array header runs past the graph records") from None
-        at = blob.find(needle, at)
+        at = buf.find(needle, at, end)
 
 
 def probe(path: Path, timeout: float | None = None) -> None:

@@ -95,9 +95,9 @@ def test_a_file_that_crashes_dgls_reader_is_one_line_and_the_process_lives(good,
     pipeline.write_text(f'[load]\ntype = "dgl"\npath = "{path}"\n')
     code, out, err = cli("run", pipeline, "--out-dir", tmp_path / "out")
     assert code == 1
-    assert err.strip().splitlines() == [f"graphflow: error: [load] dgl: {path}: DGL's reader crashed on "
-                                        f"this file (SIGABRT): it is damaged or cut; export "
-                                        f"the graph again"]
+    assert err.strip().splitlines() == [f"graphflow: error: [load] dgl: {path}: DGL's reader "
+                                        f"crashed on this file (SIGABRT): it is damaged or "
+                                        f"cut; export the graph again"]
 
 
 def test_edges_pointing_past_the_nodes_are_refused(good, tmp_path):

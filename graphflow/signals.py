@@ -65,6 +65,11 @@ signal stops as if it had received it (``run.json`` from rank 0 records that sig
 resume state is saved, every worker exits with 128 + its number). A peer's signal does not
 count as this rank's first: the launcher's own SIGTERM to the survivors (torch's agent
 sends one when a worker exits) still waits for the safe point instead of stopping at once.
+And a worker that stopped that way ignores SIGTERM and SIGHUP (where their previous action
+was the default, death) once its guard ends: it has written everything and is on its way out
+with 128 + N, and the launcher's SIGTERM to a worker that is still exiting would otherwise
+kill it during interpreter shutdown (reported as exit code -15, not 143). A worker stuck
+there still ends by the launcher's SIGKILL.
 """
 
 from __future__ import annotations
@@ -130,6 +135,7 @@ class SignalGuard:
         self._timer: threading.Timer | None = None
         self._grace_expired = False
         self.peer: int | None = None  # a signal another rank received (see agree())
+        self.collective = False  # stopped by agreement in a process group (see agree())
 
     @property
     def requested(self) -> int | None:
@@ -221,6 +227,10 @@ def handle_signals(signals: tuple[int, ...] = SIGNALS, *,
     finally:
         _guards.remove(guard)
         guard.restore()
+        if guard.collective:  # a data-parallel worker on its way out (module docstring)
+            for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+                if s in guard.signals and signal.getsignal(s) in (signal.SIG_DFL, None):
+                    signal.signal(s, signal.SIG_IGN)
 
 
 def pending() -> int | None:
@@ -277,8 +287,10 @@ def agree() -> int | None:
     flag = torch.tensor([mine or 0], dtype=torch.int64, device=device)
     dist.all_reduce(flag, op=dist.ReduceOp.MAX)
     agreed = int(flag.item()) or None
-    if agreed is not None and guard is not None and guard.requested is None:
-        guard.peer = agreed
+    if agreed is not None and guard is not None:
+        guard.collective = True
+        if guard.requested is None:
+            guard.peer = agreed
     return agreed
 
 

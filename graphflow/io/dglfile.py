@@ -46,6 +46,7 @@ import select
 import signal
 import struct
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -222,7 +223,9 @@ def probe(path: Path, timeout: float | None = None) -> None:
     size = path.stat().st_size
     timeout = timeout if timeout is not None else PROBE_SECONDS + size / 100e6
     read, write = os.pipe()
-    pid = os.fork()
+    with warnings.catch_warnings():  # Python >= 3.12 warns of fork() beside threads: the
+        warnings.simplefilter("ignore", DeprecationWarning)  # child only reads the file
+        pid = os.fork()
     if pid == 0:  # the child: never returns
         _probe_child(path, size, read, write)
     os.close(write)
@@ -251,6 +254,9 @@ def probe(path: Path, timeout: float | None = None) -> None:
                         f"or cut; export the graph again")
     if message:
         raise DataError(message.decode("utf-8", errors="replace"))
+    if os.WEXITSTATUS(status) != 0:  # DGL ended the child itself (exit() in native code)
+        raise DataError(f"{path}: DGL's reader exited with status {os.WEXITSTATUS(status)} "
+                        f"on this file: it is damaged or cut; export the graph again")
 
 
 def _probe_child(path: Path, size: int, read: int, write: int) -> None:
@@ -263,10 +269,13 @@ def _probe_child(path: Path, size: int, read: int, write: int) -> None:
         os.dup2(null, 1)
         os.dup2(null, 2)  # DGL's own abort messages
         torch.set_num_threads(1)
-        with open("/proc/self/statm") as fh:  # bound memory: what is mapped + 4x the file
-            mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-        limit = mapped + 4 * size + (1 << 30)
-        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        try:  # bound memory: what is mapped + 4x the file (Linux; elsewhere no bound)
+            with open("/proc/self/statm") as fh:
+                mapped = int(fh.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            limit = mapped + 4 * size + (1 << 30)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+        except (OSError, ValueError):
+            pass
         message = _read_and_check(path)
     except BaseException as exc:  # noqa: BLE001: everything goes back as one line
         message = f"{path}: DGL could not read this file ({first_line(exc)})"

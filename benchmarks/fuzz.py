@@ -8,7 +8,7 @@ first-party loaders, a malformed pipeline TOML, or malformed ``--set`` values) r
 never a traceback or internal error, never a hang, never outputs without a complete
 ``run.json``.
 
-    flock /tmp/graphflow-bench.lock python benchmarks/fuzz.py [--budget 13260] [--workers 2]
+    flock /tmp/graphflow-bench.lock python benchmarks/fuzz.py [--budget 15300] [--workers 2]
         [--seed 0] [--bound 20] [--components edgelist,mat,...] [--show 3]
 
 The budget is split over the components by weight (Cora's files and training runs cost
@@ -155,7 +155,7 @@ def plan(budget: int, components: list[str]) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--budget", type=int, default=13260, help="generated inputs in all")
+    p.add_argument("--budget", type=int, default=15300, help="generated inputs in all")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--bound", type=float, default=20.0, help="seconds per input (a hang)")

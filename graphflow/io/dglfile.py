@@ -38,6 +38,7 @@ before two checks, each of which turns damage into one line naming the file:
 
 from __future__ import annotations
 
+import faulthandler
 import json
 import mmap
 import os
@@ -268,6 +269,7 @@ def _probe_child(path: Path, size: int, read: int, write: int) -> None:
         null = os.open(os.devnull, os.O_WRONLY)
         os.dup2(null, 1)
         os.dup2(null, 2)  # DGL's own abort messages
+        faulthandler.disable()  # its dump on SIGABRT may go to a saved copy of stderr
         torch.set_num_threads(1)
         try:  # bound memory: what is mapped + 4x the file (Linux; elsewhere no bound)
             with open("/proc/self/statm") as fh:

@@ -8,14 +8,18 @@ first-party loaders, a malformed pipeline TOML, or malformed ``--set`` values) r
 never a traceback or internal error, never a hang, never outputs without a complete
 ``run.json``.
 
-    flock /tmp/graphflow-bench.lock python benchmarks/fuzz.py [--budget 10200] [--workers 2]
+    flock /tmp/graphflow-bench.lock python benchmarks/fuzz.py [--budget 15300] [--workers 2]
         [--seed 0] [--bound 20] [--components edgelist,mat,...] [--show 3]
 
 The budget is split over the components by weight (Cora's files and training runs cost
 more) and into chunks run by ``--workers`` processes. Per component it prints the inputs
-tried, how many failed the property, tracebacks (tracebacks, internal errors, plugin
-crashes), hangs, and the exit codes seen; then the first failures; the last line is one JSON
-object with the totals. Needs ``hypothesis`` (``pip install -e ".[test]"``).
+tried; how many were distinct (hypothesis may draw one twice); how many distinct inputs were
+rejected as they should be (exit 1 with one clear line; the others succeeded: odd but valid
+input, such as CRLF line ends or a BOM); how many failed the property, with tracebacks
+(tracebacks, internal errors, plugin crashes), hangs and native crashes; and the exit codes
+seen. Then the first failures; the last line is one JSON object with the totals. The default
+budget is sized so that at least 10,000 distinct bad inputs are rejected. Needs
+``hypothesis`` (``pip install -e ".[test]"``).
 
 Each chunk runs in its own process, which logs every case before running it: a crash in
 native code (an abort or segmentation fault inside a library) is counted against its
@@ -25,6 +29,7 @@ component with the case that caused it, and the chunk goes on with the rest of i
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import re
 import shutil
@@ -63,14 +68,16 @@ def fuzz_chunk(component: str, examples: int, seed: int, bound: float, log: Path
               suppress_health_check=list(HealthCheck))
     @given(case=STRATEGIES[component]())
     def one(case):
-        out.write(json.dumps({"start": case.describe()}) + "\n")
+        key = digest(case)
+        out.write(json.dumps({"start": case.describe(), "digest": key}) + "\n")
         out.flush()
         folder = Path(tempfile.mkdtemp(dir=root))
         try:
             o = run_case(case, folder, bound=bound)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
-        out.write(json.dumps({"code": o.code, "hung": o.hung, "traceback": o.traceback,
+        out.write(json.dumps({"digest": key, "code": o.code, "hung": o.hung,
+                              "traceback": o.traceback,
                               "problems": o.problems, "report": o.report() if o.problems
                               else ""}) + "\n")
         out.flush()
@@ -82,10 +89,23 @@ def fuzz_chunk(component: str, examples: int, seed: int, bound: float, log: Path
         shutil.rmtree(root, ignore_errors=True)
 
 
+def digest(case) -> str:
+    """A fingerprint of what the case feeds graphflow (files, pipeline, overrides), to count
+    distinct inputs: hypothesis may draw the same input twice."""
+    h = hashlib.sha256(case.component.encode())
+    for name, data in sorted(case.files.items()):
+        h.update(b"\0file\0" + name.encode() + b"\0" + data)
+    h.update(b"\0pipeline\0" + case.pipeline)
+    for override in case.overrides:
+        h.update(b"\0set\0" + override.encode("utf-8", errors="surrogatepass"))
+    return h.hexdigest()[:16]
+
+
 def run_chunk(component: str, examples: int, seed: int, bound: float) -> dict:
     """Run a chunk in a fresh process; on a native crash, count it and go on."""
     stats: Counter = Counter()
     reports: list[str] = []
+    digests: dict[str, set[str]] = {"distinct": set(), "rejected": set()}
     start = time.perf_counter()
     left, attempt = examples, 0
     while left > 0 and attempt < 5:
@@ -101,10 +121,13 @@ def run_chunk(component: str, examples: int, seed: int, bound: float) -> dict:
         for rec in lines:
             if "start" in rec:
                 pending = rec["start"]
+                digests["distinct"].add(rec["digest"])
                 continue
             pending = None
             stats["tried"] += 1
             stats[f"exit_{rec['code']}"] += 1
+            if rec["code"] == 1 and not rec["problems"]:
+                digests["rejected"].add(rec["digest"])
             stats["hangs"] += rec["hung"]
             stats["tracebacks"] += rec["traceback"]
             if rec["problems"]:
@@ -120,6 +143,7 @@ def run_chunk(component: str, examples: int, seed: int, bound: float) -> dict:
         reports.append(f"crash (exit {proc.returncode}) running:\n{pending}\n  {tail}")
         attempt += 1
     return {"component": component, "stats": dict(stats), "reports": reports,
+            "digests": {k: sorted(v) for k, v in digests.items()},
             "seconds": time.perf_counter() - start}
 
 
@@ -131,7 +155,7 @@ def plan(budget: int, components: list[str]) -> dict[str, int]:
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--budget", type=int, default=10200, help="generated inputs in all")
+    p.add_argument("--budget", type=int, default=15300, help="generated inputs in all")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--bound", type=float, default=20.0, help="seconds per input (a hang)")
@@ -154,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     totals: dict[str, Counter] = {c: Counter() for c in counts}
     failures: dict[str, list[str]] = {c: [] for c in counts}
     kinds: dict[str, Counter] = {c: Counter() for c in counts}
+    distinct: dict[str, set[str]] = {c: set() for c in counts}
+    rejected: dict[str, set[str]] = {c: set() for c in counts}
     start = time.perf_counter()
     with ThreadPoolExecutor(args.workers) as pool:
         futures = {pool.submit(run_chunk, *job): job for job in jobs}
@@ -161,6 +187,8 @@ def main(argv: list[str] | None = None) -> int:
             result = future.result()
             component = result["component"]
             totals[component].update(result["stats"])
+            distinct[component].update(result["digests"]["distinct"])
+            rejected[component].update(result["digests"]["rejected"])
             for report in result["reports"]:
                 kind = re.sub(r"/\S+", "PATH", report.split("\n")[0])[:100]
                 if kinds[component][kind] == 0 and len(failures[component]) < args.show:
@@ -170,12 +198,12 @@ def main(argv: list[str] | None = None) -> int:
                   f"{result['seconds']:.0f}s", flush=True)
     wall = time.perf_counter() - start
 
-    print(f"\n{'component':<12} {'tried':>6} {'failed':>6} {'tracebacks':>10} {'hangs':>5} "
-          f"{'crashes':>7}  exit codes")
+    print(f"\n{'component':<12} {'tried':>6} {'distinct':>8} {'rejected':>8} {'failed':>6} "
+          f"{'tracebacks':>10} {'hangs':>5} {'crashes':>7}  exit codes")
     for c, t in totals.items():
         codes = ", ".join(f"{k[5:]}: {v}" for k, v in sorted(t.items()) if k.startswith("exit_"))
-        print(f"{c:<12} {t['tried']:>6} {t['failed']:>6} {t['tracebacks']:>10} "
-              f"{t['hangs']:>5} {t['crashes']:>7}  {codes}")
+        print(f"{c:<12} {t['tried']:>6} {len(distinct[c]):>8} {len(rejected[c]):>8} "
+              f"{t['failed']:>6} {t['tracebacks']:>10} {t['hangs']:>5} {t['crashes']:>7}  {codes}")
     for c in counts:
         if kinds[c]:
             print(f"\n{c}: kinds of failure: {dict(kinds[c].most_common(8))}")
@@ -183,12 +211,16 @@ def main(argv: list[str] | None = None) -> int:
                 print("  " + report.replace("\n", "\n  "))
     summary = {
         "inputs": sum(t["tried"] for t in totals.values()),
+        "distinct": sum(len(d) for d in distinct.values()),
+        "rejected": sum(len(d) for d in rejected.values()),
         "failed": sum(t["failed"] for t in totals.values()),
         "tracebacks": sum(t["tracebacks"] for t in totals.values()),
         "hangs": sum(t["hangs"] for t in totals.values()),
         "crashes": sum(t["crashes"] for t in totals.values()),
         "seconds": round(wall, 1), "workers": args.workers, "seed": args.seed,
-        "per_component": {c: {"tried": t["tried"], "failed": t["failed"],
+        "per_component": {c: {"tried": t["tried"], "distinct": len(distinct[c]),
+                              "rejected": len(rejected[c]),
+                              "failed": t["failed"],
                               "tracebacks": t["tracebacks"], "hangs": t["hangs"],
                               "crashes": t["crashes"]}
                           for c, t in totals.items()},

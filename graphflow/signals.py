@@ -35,6 +35,7 @@ API::
     guard.requested          # the first signal received (an int), or None
     pending()                # same, for code without the guard (None when no guard is active)
     safe_point()             # raise Terminated if a signal is pending
+    agree()                  # pending() on any rank of a data-parallel run (a collective)
     with deferred(): ...     # the first signal waits for a safe point (at most `grace` seconds)
     finishing()              # from now on signals are noted, never raised (final writes)
 
@@ -53,9 +54,22 @@ under its own :func:`handle_signals`) reuse this module to forward signals::
 grace timer's), before the guard decides what to do. Start workers in their own session or
 process group (``start_new_session=True``): a signal sent to the whole group (Ctrl-C at a
 terminal, ``kill -TERM -PGID``) would otherwise reach each worker twice, directly and
-forwarded, and the second copy stops it at once. Workers in a collective (DDP) must stop at
-the same epoch: agree on ``pending() is not None`` with an all-reduce (MAX) at the safe point
-before acting on it, or one rank waits for the others forever.
+forwarded, and the second copy stops it at once.
+
+**Workers in a collective** (DDP under ``--nproc`` or torchrun) must stop at the same safe
+point, or one rank waits for the others forever: a scheduler may signal one worker only.
+:func:`agree` is that safe point's test: when ``torch.distributed`` is initialised it
+all-reduces (MAX) each rank's pending signal, once per call (the epoch loop calls it once per
+epoch and the end of a :func:`deferred` region once more), and a rank that learns of a peer's
+signal stops as if it had received it (``run.json`` from rank 0 records that signal, the
+resume state is saved, every worker exits with 128 + its number). A peer's signal does not
+count as this rank's first: the launcher's own SIGTERM to the survivors (torch's agent
+sends one when a worker exits) still waits for the safe point instead of stopping at once.
+And a worker that stopped that way ignores SIGTERM and SIGHUP (where their previous action
+was the default, death) once its guard ends: it has written everything and is on its way out
+with 128 + N, and the launcher's SIGTERM to a worker that is still exiting would otherwise
+kill it during interpreter shutdown (reported as exit code -15, not 143). A worker stuck
+there still ends by the launcher's SIGKILL.
 """
 
 from __future__ import annotations
@@ -120,11 +134,13 @@ class SignalGuard:
         self._shield = 0
         self._timer: threading.Timer | None = None
         self._grace_expired = False
+        self.peer: int | None = None  # a signal another rank received (see agree())
+        self.collective = False  # stopped by agreement in a process group (see agree())
 
     @property
     def requested(self) -> int | None:
-        """The first signal received, or None."""
-        return self.received[0] if self.received else None
+        """The first signal received (by this process, else by a peer rank), or None."""
+        return self.received[0] if self.received else self.peer
 
     def install(self) -> None:
         for s in self.signals:
@@ -141,9 +157,9 @@ class SignalGuard:
 
     def check(self) -> None:
         """A safe point: raise :class:`Terminated` if a signal came."""
-        if self.received and not self._shield:
+        if self.requested is not None and not self._shield:
             self._cancel_timer()
-            raise Terminated(self.received[0])
+            raise Terminated(self.requested)
 
     def _handle(self, signum: int, frame: Any) -> None:
         if self._grace_expired:  # the timer's signal: stop now, as a second signal would
@@ -211,6 +227,10 @@ def handle_signals(signals: tuple[int, ...] = SIGNALS, *,
     finally:
         _guards.remove(guard)
         guard.restore()
+        if guard.collective:  # a data-parallel worker on its way out (module docstring)
+            for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
+                if s in guard.signals and signal.getsignal(s) in (signal.SIG_DFL, None):
+                    signal.signal(s, signal.SIG_IGN)
 
 
 def pending() -> int | None:
@@ -242,7 +262,36 @@ def deferred() -> Iterator[None]:
     finally:
         guard._defer -= 1
     if not guard._defer:
+        agree()  # data-parallel: a signal that came after the last epoch's agreement
         guard.check()
+
+
+def agree() -> int | None:
+    """:func:`pending` agreed over the ranks of a data-parallel run: the signal pending on
+    any rank (the largest number if several), or None.
+
+    A collective when ``torch.distributed`` is initialised: every rank must call it at the
+    same point (once per epoch: an all-reduce of one integer). A signal learned from a peer
+    is noted, so :func:`safe_point` stops this rank too. Without a process group it is
+    :func:`pending`, and costs nothing."""
+    guard = active()
+    mine = guard.requested if guard is not None else None
+    dist = sys.modules.get("torch.distributed")  # never imports torch itself
+    if dist is None or not dist.is_available() or not dist.is_initialized():
+        return mine
+    import torch
+
+    device = torch.device("cpu")
+    if dist.get_backend() == "nccl":
+        device = torch.device("cuda", torch.cuda.current_device())
+    flag = torch.tensor([mine or 0], dtype=torch.int64, device=device)
+    dist.all_reduce(flag, op=dist.ReduceOp.MAX)
+    agreed = int(flag.item()) or None
+    if agreed is not None and guard is not None:
+        guard.collective = True
+        if guard.requested is None:
+            guard.peer = agreed
+    return agreed
 
 
 def finishing() -> None:

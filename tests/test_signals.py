@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -11,6 +12,7 @@ import threading
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 from graphflow.signals import (Terminated, deferred, finishing, handle_signals, pending,
@@ -226,3 +228,89 @@ def test_a_second_sigterm_ends_the_run_at_once(tmp_path, procs):
     assert "stopped after epoch" not in log  # it did not wait for the epoch to end
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "terminated" and record["signal"] == "SIGTERM"
+
+
+# --- data-parallel workers (graphflow run --nproc 2: DDP on gloo over loopback) -------------
+
+DDP_PIPELINE = PIPELINE.format(nodes=300, sample="")  # full-batch GCN, DDP over 2 ranks
+
+
+def _workers(launcher: int) -> dict[int, psutil.Process]:
+    """The ``graphflow run`` workers below ``launcher``, by their RANK."""
+    found = {}
+    for proc in psutil.Process(launcher).children(recursive=True):
+        try:
+            rank = proc.environ().get("RANK")
+        except psutil.Error:
+            continue
+        if rank is not None:
+            found[int(rank)] = proc
+    return found
+
+
+@pytest.fixture
+def sessions():
+    """Processes started in their own session; the test's end kills each one's whole tree."""
+    started: list[subprocess.Popen] = []
+    yield started
+    for proc in started:
+        try:
+            tree = [psutil.Process(proc.pid), *psutil.Process(proc.pid).children(recursive=True)]
+        except psutil.Error:
+            tree = []
+        for p in tree:
+            try:
+                p.kill()
+            except psutil.Error:
+                pass
+        proc.wait(10)
+
+
+def _start_ddp(tmp_path: Path, *extra: str) -> tuple[subprocess.Popen, Path, Path]:
+    pipeline = tmp_path / "ddp.toml"
+    pipeline.write_text(DDP_PIPELINE)
+    out, err = tmp_path / "out", tmp_path / f"stderr{len(list(tmp_path.glob('stderr*')))}.txt"
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")}
+    env.update(GLOO_SOCKET_IFNAME="lo", OMP_NUM_THREADS="1")
+    with open(err, "wb") as fh:
+        proc = subprocess.Popen([sys.executable, "-m", "graphflow", "run", str(pipeline),
+                                 "--nproc", "2", "--out-dir", str(out), *extra],
+                                stdout=subprocess.DEVNULL, stderr=fh, cwd=tmp_path, env=env,
+                                start_new_session=True)
+    return proc, out, err
+
+
+def test_sigterm_to_one_ddp_worker_stops_every_rank_at_the_same_epoch(tmp_path, sessions):
+    proc, out, err = _start_ddp(tmp_path)
+    sessions.append(proc)
+    _wait_for(lambda: len(_epochs(out)) >= 2, proc, "an epoch in metrics.jsonl")
+    workers = _workers(proc.pid)
+    assert sorted(workers) == [0, 1]
+    workers[1].send_signal(signal.SIGTERM)  # as a scheduler stopping one task of the job
+    proc.wait(60)
+    log = err.read_text()
+    # Rank 1's signal reached rank 0 through the per-epoch agreement: rank 0 saved the resume
+    # state after the epoch both ranks finished, wrote run.json, and both workers exited 143.
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "terminated" and record["signal"] == "SIGTERM", log
+    assert record["world_size"] == 2
+    stopped = _epochs(out)[-1]
+    assert f"[train] SIGTERM: stopped after epoch {stopped}; graphflow run --resume" in log
+    assert log.count("graphflow: terminated by SIGTERM") == 2, log  # one line per worker
+    codes = dict(re.findall(r"rank (\d+) \(exit code (-?\d+)\)", log))
+    assert "1" in codes and set(codes.values()) == {"143"}, log  # the launcher's summary
+    assert "Traceback" not in log
+    assert (out / "train_state.pt").exists()
+    psutil.wait_procs(list(workers.values()), timeout=10)
+    assert not [p.pid for p in workers.values() if p.is_running()
+                and p.status() != psutil.STATUS_ZOMBIE]  # no worker left behind
+
+    total = stopped + 3
+    proc, out, err = _start_ddp(tmp_path, "--resume", "--set", f"train.epochs={total}")
+    sessions.append(proc)
+    assert proc.wait(STARTUP_BOUND) == 0, err.read_text()
+    assert f"[train] resuming after epoch {stopped}" in err.read_text()
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "ok" and record["world_size"] == 2
+    assert _epochs(out) == list(range(1, total + 1))

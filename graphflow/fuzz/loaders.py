@@ -395,9 +395,9 @@ def networkx(draw: st.DrawFn) -> Case:
 
 @st.composite
 def dgl_file(draw: st.DrawFn, damage_bytes: bool = True) -> Case:
-    """DGL files with odd content; with ``damage_bytes``, also cut or corrupted bytes, which
-    DGL's C++ reader does not survive (aborts, segmentation faults: a known limitation that
-    ``benchmarks/fuzz.py`` counts as crashes; in-process tests leave it out)."""
+    """DGL files with odd content; with ``damage_bytes``, also cut or corrupted bytes (which
+    crash DGL's C++ reader: ``graphflow.io.dglfile`` checks the container and probes the
+    file in a bounded child process before loading it)."""
     import torch
 
     from graphflow.compat.dgl import dgl

@@ -113,7 +113,7 @@ class EpochLoop:
                               f"{o.monitor} for {o.patience} epochs (best {best:.4f} at epoch "
                               f"{self.best.epoch})")
                 break
-            if signals.pending() is not None:
+            if signals.agree() is not None:  # any rank's signal stops every rank here
                 self._stop_for_signal(epoch)
         if o.restore_best and self.best.model is not None:
             self.model.load_state_dict(self.best.model)

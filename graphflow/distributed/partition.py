@@ -59,6 +59,7 @@ class PartitionMeta:
     :ivar part_nodes: nodes owned by each partition.
     :ivar source: the pipeline file it was made from.
     :ivar config_hash: digest of that pipeline's resolved config.
+    :ivar classes: class names of string labels (exports show them), None otherwise.
     """
 
     graph_name: str
@@ -72,6 +73,7 @@ class PartitionMeta:
     part_nodes: list[int] = field(default_factory=list)
     source: str = ""
     config_hash: str = ""
+    classes: list[str] | None = None
 
     @classmethod
     def read(cls, path: Path) -> PartitionMeta:
@@ -168,7 +170,9 @@ def _write_meta(data: GraphData, config: PipelineConfig, name: str, parts: int, 
                          num_nodes=data.num_nodes, num_edges=data.num_edges,
                          node_data=node_data, num_classes=data.num_classes, split=split,
                          part_nodes=[int(e - s) for s, e in ranges],
-                         source=str(config.source), config_hash=config.digest())
+                         source=str(config.source), config_hash=config.digest(),
+                         classes=list(data.meta["classes"]) if "classes" in data.meta
+                         else None)
     write_json(out / META, dataclasses.asdict(meta))
     return meta
 

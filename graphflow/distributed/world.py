@@ -101,6 +101,10 @@ class World:
             return
         if device.type == "cuda":
             torch.cuda.set_device(device)
+        from graphflow.distributed import distdgl
+
+        if distdgl.is_trainer():  # graphflow launch: DGL must connect before torch's group
+            distdgl.initialize()
         dist.init_process_group(self.backend, rank=self.rank, world_size=self.size,
                                 timeout=TIMEOUT)
         try:

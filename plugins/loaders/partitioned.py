@@ -11,10 +11,12 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.distributed.partition import NODE_IDS, PartitionMeta
+from graphflow.distributed import distdgl
+from graphflow.distributed.partition import NODE_IDS, SPLITS, PartitionMeta
 from graphflow.errors import DataError
 from graphflow.graph import GraphData, NodeIds
 from graphflow.options import option
+from graphflow_plugins.samplers.dist_neighbor import DIST_GRAPH
 
 NTYPE = "_N"  # DGL's name of the node type of a homogeneous graph
 
@@ -49,6 +51,8 @@ class PartitionedLoader(Loader):
         path = self.options.path
         meta = PartitionMeta.read(path)
         meta.require(self.options.node_data, path)
+        if distdgl.is_trainer():
+            return self._remote(path, meta)
         src, dst, eids, nfeats, efeats = [], [], [], {}, {}
         for part in ctx.progress(range(meta.parts), desc="partitions", total=meta.parts,
                                  unit="part"):
@@ -75,6 +79,33 @@ class PartitionedLoader(Loader):
             graph.edata[key] = torch.cat(parts)[order]
         ids = pq.read_table(path.parent / NODE_IDS).column("id")
         out = GraphData(graph=graph, ids=NodeIds(meta.num_nodes, ids), name=meta.graph_name)
-        if meta.num_classes is not None:
-            out.meta["num_classes"] = meta.num_classes
-        return out
+        return with_classes(out, meta)
+
+    def _remote(self, path: Path, meta: PartitionMeta) -> GraphData:
+        """Under ``graphflow launch``: the graph stays on the DistDGL servers.
+
+        The trainer holds an edgeless graph of the N nodes with their labels and split
+        masks (read from the servers: about 11 bytes per node), the original ids, and the
+        ``DistGraph`` in ``meta["dist_graph"]``, through which the ``dist_neighbor`` sampler
+        reads structure and features.
+        """
+        g = distdgl.dist_graph(meta.graph_name, str(path))
+        graph = dgl.graph(([], []), num_nodes=meta.num_nodes)
+        every = torch.arange(meta.num_nodes)
+        for key in ("label", *(f"{s}_mask" for s in SPLITS)):
+            if key in g.ndata:
+                value = g.ndata[key][every]
+                graph.ndata[key] = value.bool() if key.endswith("_mask") else value
+        ids = pq.read_table(path.parent / NODE_IDS).column("id")
+        out = GraphData(graph=graph, ids=NodeIds(meta.num_nodes, ids), name=meta.graph_name)
+        out.meta[DIST_GRAPH] = g
+        return with_classes(out, meta)
+
+
+def with_classes(data: GraphData, meta: PartitionMeta) -> GraphData:
+    """``data`` with the number of classes and their names (string labels) of ``meta``."""
+    if meta.num_classes is not None:
+        data.meta["num_classes"] = meta.num_classes
+    if meta.classes is not None:
+        data.meta["classes"] = list(meta.classes)
+    return data

@@ -2,6 +2,7 @@
 
 * ``neighbor``: graphflow's vectorised sampler, CPU or GPU (``graphflow.sampling``).
 * ``dgl_neighbor``: DGL's C++ sampler behind the same contract, the reference.
+* ``dist_neighbor``: DistDGL's sampling through its servers (``graphflow launch``).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from graphflow.plugin import hookimpl
 from graphflow_plugins.samplers.dgl_neighbor import DGLNeighborSampler
+from graphflow_plugins.samplers.dist_neighbor import DistNeighborSampler
 from graphflow_plugins.samplers.neighbor import NeighborSampler
 
 if TYPE_CHECKING:
@@ -20,3 +22,4 @@ if TYPE_CHECKING:
 def graphflow_register_samplers(register: Register) -> None:
     register(NeighborSampler)
     register(DGLNeighborSampler)
+    register(DistNeighborSampler)

@@ -13,6 +13,7 @@ import torch
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.distributed.ddp import ShardedMiniBatches, wrap
+from graphflow.distributed.dist_train import DistMiniBatches, remote_features
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sparse import Adjacency
@@ -193,6 +194,8 @@ class NodeClassification(Task):
     def _inputs(self, ctx: RunContext, section: str) -> tuple[Targets, torch.Tensor]:
         data = ctx.graph()
         targets = node_targets(data)
+        if getattr(ctx.sampler, "remote", False):  # graphflow launch: features on DistDGL
+            return targets, remote_features(ctx.sampler_graph, self.options, section)
         x = node_features(data, self.options.features, ctx.artifacts, section=section)  # (N, F)
         return targets, x
 
@@ -229,7 +232,10 @@ class NodeClassification(Task):
                              ctx.world.shard(train_ids),
                              inference_batch_size=o.inference_batch_size, progress=progress)
         batches = ShardedMiniBatches if ctx.world.distributed else MiniBatches
-        extra = {"world": ctx.world} if ctx.world.distributed else {}
+        if getattr(ctx.sampler, "remote", False):
+            batches = DistMiniBatches
+        extra = {"world": ctx.world} if ctx.world.distributed or batches is DistMiniBatches \
+            else {}
         return batches(model, stepper, objective, adj, feats, targets.labels, train_ids, **extra,
                        sampler=ctx.sampler, graph=ctx.sampler_graph, generator=generator,
                        use_sampled_features=o.features == "feat"

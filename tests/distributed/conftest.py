@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from graphflow.distributed.procs import descendants
 from graphflow.testing import REPO_ROOT
 
 SBM_SAGE = """
@@ -73,24 +74,6 @@ def loopback_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def descendants(pid: int) -> list[int]:
-    """Every living process below ``pid`` (torch's launcher starts workers in new sessions,
-    so killing the launcher's process group does not reach them)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(stat.parent.name))
-    found, todo = [], [pid]
-    while todo:
-        for child in children.get(todo.pop(), []):
-            found.append(child)
-            todo.append(child)
-    return found
-
-
 def kill_tree(pid: int) -> None:
     """SIGKILL ``pid``, its process group and every descendant."""
     for target in [pid, *descendants(pid)]:
@@ -102,6 +85,12 @@ def kill_tree(pid: int) -> None:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
+
+
+@pytest.fixture(scope="session")
+def loopback() -> dict[str, str]:
+    """:func:`loopback_env` for module-scoped fixtures and tests that start processes."""
+    return loopback_env()
 
 
 @pytest.fixture

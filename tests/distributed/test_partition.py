@@ -24,6 +24,7 @@ def test_partition_round_trips_with_original_ids(cli, host, example, tmp_path, m
     meta = json.loads((out / "graphflow.json").read_text())
     assert (meta["parts"], meta["num_nodes"], meta["num_classes"]) == (2, 150, 3)
     assert meta["node_data"]["feat"] > 0 and meta["split"]["train"] == 90
+    assert meta["classes"] == ["databases", "learning", "theory"]
     assert sum(meta["part_nodes"]) == 150
     dgl_config = json.loads((out / "graph.json").read_text())
     assert dgl_config["num_parts"] == 2 and dgl_config["graph_name"] == "edgelist_gcn"

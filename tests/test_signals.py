@@ -297,7 +297,8 @@ def test_sigterm_to_one_ddp_worker_stops_every_rank_at_the_same_epoch(tmp_path, 
     assert record["world_size"] == 2
     stopped = _epochs(out)[-1]
     assert f"[train] SIGTERM: stopped after epoch {stopped}; graphflow run --resume" in log
-    assert log.count("graphflow: terminated by SIGTERM") == 2, log  # one line per worker
+    assert proc.returncode == 143, log  # the launcher's status is the run's: terminated
+    assert log.count("graphflow: terminated by SIGTERM") == 3, log  # each worker, the launcher
     codes = dict(re.findall(r"rank (\d+) \(exit code (-?\d+)\)", log))
     assert "1" in codes and set(codes.values()) == {"143"}, log  # the launcher's summary
     assert "Traceback" not in log
@@ -314,3 +315,21 @@ def test_sigterm_to_one_ddp_worker_stops_every_rank_at_the_same_epoch(tmp_path, 
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "ok" and record["world_size"] == 2
     assert _epochs(out) == list(range(1, total + 1))
+
+
+def test_sigterm_to_the_nproc_launcher_stops_its_workers_and_exits_143(tmp_path, sessions):
+    proc, out, err = _start_ddp(tmp_path)
+    sessions.append(proc)
+    _wait_for(lambda: len(_epochs(out)) >= 2, proc, "an epoch in metrics.jsonl")
+    workers = _workers(proc.pid)
+    proc.send_signal(signal.SIGTERM)  # as `kill` of the job's main process
+    assert proc.wait(60) == 143, err.read_text()
+    log = err.read_text()
+    assert "internal error" not in log and "Traceback" not in log, log
+    assert log.rstrip().endswith("graphflow: terminated by SIGTERM"), log
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "terminated" and record["signal"] == "SIGTERM", log
+    assert (out / "train_state.pt").exists()
+    psutil.wait_procs(list(workers.values()), timeout=10)
+    assert not [p.pid for p in workers.values() if p.is_running()
+                and p.status() != psutil.STATUS_ZOMBIE]

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import socket
+import sys
 from pathlib import Path
 
 from graphflow.config import PipelineConfig
 from graphflow.distributed.world import check_data_parallel
 from graphflow.errors import ConfigError, GraphflowError
 from graphflow.runner import default_out_dir
+from graphflow.signals import SIGNALS, Terminated
 
 LOOPBACK = "127.0.0.1"
 
@@ -55,18 +57,30 @@ def run_nproc(args: argparse.Namespace, config: PipelineConfig) -> int:
 
     :raises ConfigError: ``--nproc`` < 1, or a task that cannot run data-parallel.
     :raises GraphflowError: a worker failed (its own message is printed above).
+    :raises Terminated: the launcher, or every failed worker, was stopped by SIGINT, SIGTERM
+        or SIGHUP; ``graphflow`` then exits 128 + its number, as a single-process run does.
     """
     if args.nproc < 1:
         raise ConfigError(f"--nproc {args.nproc}: give the number of worker processes (>= 1)")
     check_data_parallel(config, args.nproc)
+    from torch.distributed.elastic.multiprocessing.api import SignalException
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import parse_args, run
 
     try:
         run(parse_args(launcher_argv(args.nproc, worker_argv(args, config))))
+    except SignalException as exc:  # the launcher itself got SIGTERM/SIGHUP and stopped them
+        raise Terminated(int(exc.sigval)) from None
     except ChildFailedError as exc:
         failed = ", ".join(f"rank {rank} (exit code {f.exitcode})"
                            for rank, f in sorted(exc.failures.items()))
+        stopped_by = {f.exitcode - 128 for f in exc.failures.values()}
+        if len(stopped_by) == 1 and (signum := stopped_by.pop()) in SIGNALS:
+            # every failed worker was stopped by the same signal at a safe point: that is the
+            # run's outcome (run.json says so), not a failure of graphflow's
+            print(f"graphflow: {args.nproc} data-parallel workers of {config.source}: {failed}",
+                  file=sys.stderr)
+            raise Terminated(signum) from None
         raise GraphflowError(f"{args.nproc} data-parallel workers of {config.source}: "
                              f"{failed} failed; see its message above") from None
     return 0

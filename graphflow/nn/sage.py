@@ -22,10 +22,14 @@ def sage_conv(adj: Adjacency, x: Features, w_self: torch.Tensor, w_neigh: torch.
     """
     values = adj.norm("row", edge_weight, dtype=x.dtype)  # (nnz,) 1/deg_in(i) * e_ji
     if isinstance(x, SparseFeatures) or x.shape[1] > w_neigh.shape[0]:
+        # Project first (F_out < F_in): the SpMM then moves F_out columns, not F_in.
         h_neigh = spmm(adj, linear(x, w_neigh), values)  # (num_dst, F_out)
-    else:
-        h_neigh = linear(spmm(adj, x, values), w_neigh)  # (num_dst, F_out)
-    return linear(x[: adj.num_dst], w_self, bias) + h_neigh
+        return linear(x[: adj.num_dst], w_self, bias).add_(h_neigh)
+    # Aggregate first, then ONE product over [x_dst | mean]: (num_dst, 2 F_in) @
+    # [W_self | W_neigh]^T. Same flops as two products and an add, but one GEMM with twice
+    # the inner dimension runs closer to the CPU's peak, and its backward is one GEMM too.
+    h = torch.cat([x[: adj.num_dst], spmm(adj, x, values)], 1)  # (num_dst, 2 F_in)
+    return linear(h, torch.cat([w_self, w_neigh], 1), bias)  # (num_dst, F_out)
 
 
 class SAGEConv(nn.Module):

@@ -58,11 +58,17 @@ without locks (Recht et al., "Hogwild!", 2011): torch's kernels release the GIL,
 updates that hit the same row at the same moment may lose one of them, which SGD on sparse
 rows tolerates. Each share has its own generator (seeded from one draw of the model's), and
 its learning rate follows the global progress (``done + W * walks seen by this worker``).
-Workers step from nearly the same point at once, so their steps on a hot row add up: each
-worker caps a row's sum at ``SUM_LIMIT / W`` gradients, so that together they stay at
-``SUM_LIMIT`` (without this, two workers lost 8-10 points of accuracy on a 2k-node SBM where
-every row occurs in every batch: 0.72-0.74 against 0.82-0.83 with one worker; with it
-0.79-0.81, gensim 0.80).
+Workers step from nearly the same point at once, so their steps on a row that occurs in every
+step add up: on a 2k-node SBM where every row occurs in every batch two workers lost 8-10
+points of accuracy (0.72-0.74 against 0.82-0.83 with one worker). Such graphs (fewer nodes
+than one step's walk tokens) therefore train on one worker (:func:`hogwild_workers`). On
+larger graphs a row rarely occurs in two workers' steps at once, and each worker keeps the
+full cap ``SUM_LIMIT``; only where every row occurs in every step (a small graph forced onto
+several workers) does each take ``SUM_LIMIT / W``, so that together they stay at
+``SUM_LIMIT`` (:func:`hogwild_sum_limit`). ``SUM_LIMIT / W`` everywhere under-trained the
+rows that repeat within a step (20k-node SBM of ``benchmarks/node2vec.py``, two workers:
+macro-F1 0.770 and 0.770 with ``SUM_LIMIT / 2``, 0.778 and 0.776 with ``SUM_LIMIT``, 0.772
+with ``2 SUM_LIMIT``; gensim 0.779).
 With ``W = 1`` a seed gives the same tables on every run; with ``W > 1`` each worker's walks,
 windows and noise are still fixed by the seed, but the order in which the threads' row updates
 interleave is not, so the tables differ slightly from run to run (docs/node2vec.md measures the
@@ -161,8 +167,7 @@ class SkipGram:
 
         :param generator: random source of this step (default: the model's); a Hogwild
             worker passes its own.
-        :param sum_limit: a row's gradients add up to this many (see :func:`sparse_sgd`);
-            ``W`` Hogwild workers each take ``SUM_LIMIT / W``.
+        :param sum_limit: a row's gradients add up to this many (see :func:`sparse_sgd`).
         :returns: ``(summed loss, number of positive pairs)`` as 0-d tensors on the device
             (summed by the caller, so that a GPU run does not wait for them every step).
         """
@@ -238,6 +243,7 @@ class SkipGram:
                               device=self.device).tolist()
         results: list[tuple[torch.Tensor, torch.Tensor] | BaseException | None] = \
             [None] * workers
+        limit = hogwild_sum_limit(workers, self.num_nodes, step_walks * walks.shape[1])
 
         def work(w: int) -> None:
             try:
@@ -249,7 +255,7 @@ class SkipGram:
                 for chunk in parts[w].split(step_walks):
                     # Global progress, as the workers advance side by side (word2vec's decay).
                     rate = linear_lr(lr, done + seen * workers, total)
-                    step_loss, step_pairs = self.step(chunk, rate, gen, SUM_LIMIT / workers)
+                    step_loss, step_pairs = self.step(chunk, rate, gen, limit)
                     loss_sum += step_loss
                     pairs += step_pairs
                     seen += chunk.shape[0]
@@ -325,6 +331,13 @@ def hogwild_workers(planned: int, num_nodes: int, step_tokens: int, *,
     if planned > 1 and not forced and num_nodes < step_tokens:
         return 1
     return max(1, planned)
+
+
+def hogwild_sum_limit(workers: int, num_nodes: int, step_tokens: int) -> float:
+    """Each Hogwild worker's cap on a row's summed gradients: ``SUM_LIMIT``, or
+    ``SUM_LIMIT / workers`` when the graph has fewer nodes than one step's walk tokens (every
+    row then occurs in every worker's step, and their steps pile up on it)."""
+    return SUM_LIMIT / workers if num_nodes < step_tokens else SUM_LIMIT
 
 
 def linear_lr(lr: float, done: int, total: int) -> float:

@@ -231,3 +231,11 @@ def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
     assert hogwild_workers(2, 10_000, 64 * 81) == 2
     assert hogwild_workers(2, 2_000, 64 * 81) == 1  # every row in every step
     assert hogwild_workers(2, 2_000, 64 * 81, forced=True) == 2
+
+
+def test_hogwild_workers_share_the_row_cap_only_where_every_row_is_in_every_step():
+    from graphflow.walks.skipgram import SUM_LIMIT, hogwild_sum_limit
+
+    assert hogwild_sum_limit(2, 20_000, 64 * 81) == SUM_LIMIT  # rows rarely meet: full cap
+    assert hogwild_sum_limit(2, 2_000, 64 * 81) == SUM_LIMIT / 2  # forced small graph
+    assert hogwild_sum_limit(4, 16, 16 * 11) == SUM_LIMIT / 4

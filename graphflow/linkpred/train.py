@@ -43,7 +43,8 @@ def link_loss(name: LossName, pos: torch.Tensor, neg: torch.Tensor, k: int) -> t
 class LinkFullBatch:
     """Every epoch one step on all training edges and ``k`` drawn negatives per edge.
 
-    :param src: / :param dst: int64 (E,) the training graph's edges.
+    :param src: / :param dst: int64 (P,) the positive pairs: the training graph's edges (and
+        with the task's ``self_loops`` every ``(u, u)``).
     :param draw: negative sampler, ``draw(src, k, generator) -> (E * k,)``, run on the CPU
         with ``generator``.
     """

@@ -122,3 +122,30 @@ def test_leaked_held_out_edge_is_refused(run_toml):
     split = SPLIT + '\nundirected = false\n[[transform]]\ntype = "bidirected"'
     with pytest.raises(DataError, match="is an edge of the training graph again"):
         run_toml(pipeline(split=split))
+
+
+def test_self_loops_train_self_pairs_as_positives(run_toml, monkeypatch):
+    from graphflow.linkpred import train
+
+    seen = {}
+    real = train.LinkFullBatch.__init__
+
+    def spy(self, model, stepper, loss, adj, x, src, dst, *args, **kwargs):
+        seen["pairs"] = (src.clone(), dst.clone())
+        real(self, model, stepper, loss, adj, x, src, dst, *args, **kwargs)
+
+    monkeypatch.setattr(train.LinkFullBatch, "__init__", spy)
+    monkeypatch.setattr("graphflow_plugins.tasks.link_prediction.LinkFullBatch",
+                        train.LinkFullBatch)
+    result = run_toml(pipeline(train="self_loops = true\nrestore_best = false"))
+    src, dst = seen["pairs"]
+    edges = result.ctx.data.graph.num_edges()
+    assert src.numel() == edges + 200  # every training edge, then every (u, u)
+    assert src[edges:].tolist() == dst[edges:].tolist() == list(range(200))
+    assert result.ctx.metrics["test_auc"] > 0.8
+
+
+def test_self_loops_with_a_sampler_is_refused(run_toml):
+    with pytest.raises(ConfigError, match=r"self_loops = true trains self-pairs in full batch "
+                                          r"only; remove it, or remove the \[sample\] section"):
+        run_toml(pipeline(model="sage", sample=SAMPLE, epochs=1, train="self_loops = true"))

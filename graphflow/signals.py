@@ -294,6 +294,13 @@ def agree() -> int | None:
     return agreed
 
 
+def stopped_together() -> bool:
+    """True when this rank is stopping because :func:`agree` found a signal: every rank of
+    the process group raised :class:`Terminated` at the same safe point."""
+    guard = active()
+    return guard is not None and guard.collective
+
+
 def finishing() -> None:
     """The run is ending (its record is being written): from now on, until the guard exits,
     signals are noted and never raised, so that ``run.json`` is never cut short."""

@@ -31,6 +31,7 @@ import torch
 import torch.distributed as dist
 
 from graphflow.errors import ConfigError, DeviceError
+from graphflow.signals import Terminated, stopped_together
 
 if TYPE_CHECKING:
     from graphflow.config import PipelineConfig
@@ -109,8 +110,16 @@ class World:
                                 timeout=TIMEOUT)
         try:
             yield self
+        except Terminated:
+            # Stopped by agreement (graphflow.signals.agree): every rank is here, so they
+            # leave together as after a finished run (rank 0 is still writing run.json)
+            if stopped_together():
+                dist.barrier()
+            raise
+        else:
             # Leave together: a rank that tears its group down and exits while another is
-            # still inside a collective or writing the run's files can abort the process.
+            # still inside a collective or writing the run's files can abort the process
+            # ("terminate called without an active exception", SIGABRT).
             dist.barrier()
         finally:
             dist.destroy_process_group()

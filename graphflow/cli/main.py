@@ -36,6 +36,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    code = _main(argv)
+    world = sys.modules.get("graphflow.distributed.world")  # imported by any run that joined
+    if world is not None and world.left_group():  # a data-parallel worker: see left_group
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    return code
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

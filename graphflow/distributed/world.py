@@ -123,6 +123,8 @@ class World:
             dist.barrier()
         finally:
             dist.destroy_process_group()
+            global _left_group
+            _left_group = not distdgl.is_trainer()  # DGL's trainers leave through its atexit
 
     def describe(self) -> dict[str, Any]:
         """What ``run.json`` records about the run's processes."""
@@ -166,6 +168,23 @@ class World:
         dist.all_gather_object(everyone, digest)
         self.replicas[section] = [str(d) for d in everyone]
         return self.replicas[section]
+
+
+_left_group = False
+
+
+def left_group() -> bool:
+    """True once this process has left a torch.distributed process group of its own.
+
+    Such a process should end with ``os._exit`` once its output is flushed (``graphflow``'s
+    ``main`` does): ``destroy_process_group`` only drops ``torch.distributed``'s own
+    references, DDP's reducer still holds the gloo group, and freeing it during interpreter
+    finalisation intermittently aborts the worker ("terminate called without an active
+    exception", SIGABRT, exit -6) after a run that finished and wrote everything (seen about
+    once per full test suite; pytorch/pytorch#179291 describes the same teardown race).
+    A DistDGL trainer under ``graphflow launch`` is left alone: DGL tells its servers goodbye
+    from an ``atexit`` handler."""
+    return _left_group
 
 
 def state_digest(state: Mapping[str, Any]) -> str:

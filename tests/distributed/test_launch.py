@@ -44,6 +44,10 @@ val = 0.2
 test = 0.3
 """
 
+# Each of the two trainers takes half the optimiser steps of one process per epoch (DDP
+# averages the two ranks' batches): 40 epochs let both runs converge before they are compared.
+EPOCHS = 40
+
 TRAIN = """
 [pipeline]
 name = "papers"
@@ -135,12 +139,12 @@ def port_free(port: int) -> bool:
 
 
 def test_launch_local_2_trains_sage_like_one_process_with_original_ids(papers, loopback):
-    (papers / "one.toml").write_text(TRAIN.format(sampler="neighbor", epochs=20))
+    (papers / "one.toml").write_text(TRAIN.format(sampler="neighbor", epochs=EPOCHS))
     one = subprocess.run([sys.executable, "-m", "graphflow", "run", "one.toml", "--out-dir",
                           "one", "--quiet"], cwd=papers, env=loopback,
                          capture_output=True, text=True, timeout=120)
     assert one.returncode == 0, one.stderr
-    (papers / "dist.toml").write_text(TRAIN.format(sampler="dist_neighbor", epochs=20))
+    (papers / "dist.toml").write_text(TRAIN.format(sampler="dist_neighbor", epochs=EPOCHS))
     ip = ip_config(papers)
     before = shm()
     proc = start(["launch", "dist.toml", "--ip-config", str(ip), "--trainers", "1",

@@ -72,7 +72,7 @@ from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 P, Q = 0.25, 4.0
 STEPS = 80
 WALKS_PER_NODE, WINDOW, DIM, NEGATIVES = 10, 10, 128, 5
-LR = SkipGramOptions().lr  # the skipgram task's default (word2vec's 0.025)
+LR = SkipGramOptions().lr  # the skipgram task's default (0.03; gensim keeps its own 0.025)
 
 
 def sync(device: torch.device) -> None:

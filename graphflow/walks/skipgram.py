@@ -97,6 +97,16 @@ NOISE_FACTOR = 2
 SUM_LIMIT = 4
 """A row's gradients within one batch add up to this many; beyond, ``SUM_LIMIT`` x their mean."""
 
+DEFAULT_LR = 0.03
+"""The ``skipgram`` task's initial learning rate: a little above word2vec's 0.025, because the
+row cap (:data:`SUM_LIMIT`) shortens the steps of rows that repeat within a batch. On the walks
+of ``benchmarks/node2vec.py`` (2 Hogwild workers, training seeds 0-3), the 20k-node SBM, whose
+p = 0.25 walks keep stepping back (44% of a step's tokens lie in rows seen more than 4 times),
+gave macro-F1 0.7725 / 0.7766 / 0.7810 / 0.7785 at 0.025 and 0.7787 / 0.7795 / 0.7883 / 0.7810
+at 0.03 (higher for every seed); the dense graph (3% of tokens in such rows) 0.266 / 0.256 /
+0.270 / 0.238 and 0.268 / 0.266 / 0.262 / 0.237 (no difference). 0.035 still gave 0.784 /
+0.780, but 0.04 fell to 0.73-0.74 on the SBM and 0.06 diverged: 0.03 keeps a margin."""
+
 MIN_LR_FRACTION = 1e-4
 """The learning rate decays linearly from ``lr`` to ``lr * MIN_LR_FRACTION`` (word2vec)."""
 

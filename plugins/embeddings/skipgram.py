@@ -15,7 +15,8 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers, linear_lr
+from graphflow.walks.skipgram import (DEFAULT_LR, SkipGram, SkipGramSettings, hogwild_workers,
+                                      linear_lr)
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
@@ -30,9 +31,9 @@ class SkipGramOptions:
     negatives: int = option(5, "Noise samples per positive pair, from the in-degree^0.75 "
                             "distribution.")
     epochs: int = option(1, "Passes; every epoch walks walks_per_node fresh walks per node.")
-    lr: float = option(0.025, "Initial SGD learning rate (word2vec's), decayed linearly to "
-                       "lr * 1e-4. A row seen more than 4 times in a batch steps along 4x its "
-                       "mean gradient.")
+    lr: float = option(DEFAULT_LR, "Initial SGD learning rate, decayed linearly to lr * 1e-4. "
+                       "0.03, a little above word2vec's 0.025: a row seen more than 4 times in "
+                       "a batch steps along only 4x its mean gradient (docs/node2vec.md).")
     batch_size: int | None = option(None, "Walks per update. Default: 64 on the CPU (blocks "
                                     "stay in cache), 2048 on a GPU (fewer, larger kernels).")
     subsample: float = option(0.0, "Frequent-node subsampling threshold t (word2vec's sample, "

@@ -47,7 +47,7 @@ from graphflow import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.generate import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
-from graphflow.linkpred.decoders import DotDecoder  # noqa: E402
+from graphflow.linkpred.decoders import DotDecoder, decode  # noqa: E402
 from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
 from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
 from graphflow.sampling.edges import EdgeBatches  # noqa: E402
@@ -105,7 +105,7 @@ def train_graphflow(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor,
         t, n = time.perf_counter(), 0
         for mb in edges.iterate(eids, torch.Generator().manual_seed(1), workers=plan.workers):
             h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
-            loss = bce(dec(h[mb.pos[0]], h[mb.pos[1]]), dec(h[mb.neg[0]], h[mb.neg[1]]))
+            loss = bce(decode(dec, h, mb.pos[0], mb.pos[1]), decode(dec, h, mb.neg[0], mb.neg[1]))
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -18,7 +18,11 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
    peak resident memory above the level before each phase (``benchmarks/io.py``'s sampler), next to
    training's.
 
-    flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick]
+    flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick] [--allocator system]
+
+graphflow trains under the core policy of a ``link_prediction`` stage (``graphflow.cores``).
+``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
+setting: ``retain`` (default, what ``graphflow run`` sets) or ``system`` (glibc as it is).
 
 The last output line is one JSON object with the figures.
 """
@@ -39,10 +43,11 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
+from graphflow import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.generate import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
-from graphflow.linkpred.decoders import DotDecoder  # noqa: E402
+from graphflow.linkpred.decoders import DotDecoder, decode  # noqa: E402
 from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
 from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
 from graphflow.sampling.edges import EdgeBatches  # noqa: E402
@@ -95,15 +100,17 @@ def train_graphflow(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor,
     edges = EdgeBatches(sampler, graph, src, dst, reverse,
                         NegativeSampler("uniform", data.num_nodes), k=1)
     dec = DotDecoder()
-    t, n = time.perf_counter(), 0
-    for mb in edges.iterate(eids, torch.Generator().manual_seed(1)):
-        h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
-        loss = bce(dec(h[mb.pos[0]], h[mb.pos[1]]), dec(h[mb.neg[0]], h[mb.neg[1]]))
-        opt.zero_grad()
-        loss.backward()
-        opt.step()
-        n += 1
-    return time.perf_counter() - t, n
+    plan = cores.plan("sampled")  # threads and sampling workers as a link_prediction stage
+    with cores.applied(plan):
+        t, n = time.perf_counter(), 0
+        for mb in edges.iterate(eids, torch.Generator().manual_seed(1), workers=plan.workers):
+            h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+            loss = bce(decode(dec, h, mb.pos[0], mb.pos[1]), decode(dec, h, mb.neg[0], mb.neg[1]))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            n += 1
+        return time.perf_counter() - t, n
 
 
 def train_dgl(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor, model: nn.Module,
@@ -132,7 +139,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--quick", action="store_true", help="100k nodes, 1M edges, few batches")
     p.add_argument("--batches", type=int, default=0, help="training batches per side")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--allocator", choices=["retain", "system"], default="retain",
+                   help="malloc setting of the whole process, for both peers (graphflow.allocator; "
+                        "default retain, as graphflow run sets it)")
     a = p.parse_args(argv)
+    malloc = allocator.apply(a.allocator)["allocator"]
     nodes, half = (100_000, 500_000) if a.quick else (1_000_000, 5_000_000)
     batches = a.batches or (8 if a.quick else 40)
     test_edges, negatives = (10_000 if a.quick else 100_000), 100
@@ -155,8 +166,11 @@ def main(argv: list[str] | None = None) -> int:
             s, n = train_graphflow(data, reverse, part, ours, opt_ours)
             t_ours, n_ours = t_ours + s, n_ours + n
     ours_ms, dgl_ms = t_ours / n_ours * 1e3, t_dgl / n_dgl * 1e3
+    plan = cores.plan("sampled")
     print(f"training, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
-          f"negative each, {n_ours} batches each:")
+          f"negative each, {n_ours} batches each (graphflow: {plan.threads} threads, "
+          f"{plan.workers} sampling workers; DGL: {torch.get_num_threads()} threads, DataLoader "
+          f"0 workers; malloc {malloc} for both):")
     print(f"  graphflow: {ours_ms:7.1f} ms/batch")
     print(f"  DGL:       {dgl_ms:7.1f} ms/batch")
     print(f"  ratio (DGL / graphflow): {dgl_ms / ours_ms:.2f}", flush=True)
@@ -185,6 +199,8 @@ def main(argv: list[str] | None = None) -> int:
                       "mrr_eval_s": eval_s, "mrr_eval_pairs": test_edges * negatives,
                       "eval_peak_gib": eval_mem.mib / 1024, "inference_peak_gib": infer_mem.mib / 1024,
                       "train_peak_gib": train_mem.mib / 1024, "threads": torch.get_num_threads(),
+                      "allocator": malloc, "graphflow_threads": plan.threads,
+                      "graphflow_sampling_workers": plan.workers,
                       **{f"untrained_{k}": v for k, v in figures.items()}}))
     return 0
 

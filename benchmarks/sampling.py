@@ -32,6 +32,10 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
     python benchmarks/sampling.py [--quick] [--device cpu|cuda] [--threads N]
     python benchmarks/sampling.py --products
 
+``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
+setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.allocator``) or
+``system`` (glibc as it is).
+
 Torch and DGL get the same number of CPU threads (``--threads``, default: torch's). The last
 output line is one JSON object with the figures.
 """
@@ -54,7 +58,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from graphflow import cores  # noqa: E402
+from graphflow import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.generate import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
@@ -366,12 +370,18 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--products-batches", type=int, default=40,
                    help="batches of the products run (0: a full epoch)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--allocator", choices=["retain", "system"], default="retain",
+                   help="malloc setting of the whole process, for both peers (graphflow.allocator; "
+                        "default retain, as graphflow run sets it)")
     args = p.parse_args(argv)
+    malloc = allocator.apply(args.allocator)["allocator"]
+    print(f"malloc: {malloc}, for the whole process (both peers)", flush=True)
     if args.threads:
         torch.set_num_threads(args.threads)
         dgl.utils.set_num_threads(args.threads)
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
+                                  "allocator": malloc,
                                   "fanouts": FANOUTS, "batch": args.batch}
     if args.products:
         figures.update(bench_products(device, args.batch, args.products_batches, args.seed,

@@ -55,6 +55,7 @@ class PipelineSettings:
     device: str = "auto"
     out_dir: Path | None = None  # None: runs/<name> under the working directory
     cores: int = 0  # the core budget of graphflow.cores; 0: torch's thread count at the start
+    allocator: str = "retain"  # graphflow.allocator: "retain" freed memory, or "system" malloc
 
 
 @dataclass(frozen=True)
@@ -108,7 +109,8 @@ class PipelineConfig:
         s = self.settings
         out: dict[str, Any] = {
             "pipeline": {"name": s.name, "seed": s.seed, "device": s.device,
-                         "out_dir": str(s.out_dir) if s.out_dir else None, "cores": s.cores},
+                         "out_dir": str(s.out_dir) if s.out_dir else None, "cores": s.cores,
+                         "allocator": s.allocator},
             "load": self.load.resolved(),
             "transform": [t.resolved() for t in self.transforms],
         }
@@ -255,7 +257,8 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
     if not isinstance(table, dict):
         raise ConfigError(f"{src}: [pipeline] must be a table")
     fields = {f.name: f.type for f in dataclasses.fields(PipelineSettings)}
-    hints = {"name": str, "seed": int, "device": str, "out_dir": Path, "cores": int}
+    hints = {"name": str, "seed": int, "device": str, "out_dir": Path, "cores": int,
+             "allocator": str}
     values = {}
     for key, value in table.items():
         if key not in fields:
@@ -265,6 +268,10 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
     if values.get("cores", 0) < 0:
         raise ConfigError(f"{src}: pipeline.cores: must be >= 0 (0 = torch's thread count), "
                           f"got {values['cores']}")
+    if values.get("allocator", "retain") not in ("retain", "system"):
+        raise ConfigError(f'{src}: pipeline.allocator: expected "retain" (keep freed memory '
+                          f'for the next batch) or "system" (malloc as it is), got '
+                          f'"{values["allocator"]}"')
     device = values.get("device", "auto")
     if not _valid_device(device):
         raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '

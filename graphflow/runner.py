@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphflow import cores
+from graphflow import allocator, cores
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
 from graphflow.device import resolve_device
@@ -67,6 +67,7 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
     record = RunRecord(out_dir / "run.json", name=settings.name, config=config.resolved(),
                        config_hash=config.digest(), seed=settings.seed, device=device,
                        write=world.is_main)
+    record.data["allocator"] = allocator.apply(settings.allocator)  # type: ignore[arg-type]
     try:
         host.broadcast("graphflow_pipeline_start", ctx=ctx)
         for spec, action in _plan(config):

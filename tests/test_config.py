@@ -55,6 +55,13 @@ def test_bad_device_value(tmp_path, toy_host):
                     toy_host.registry)
 
 
+def test_bad_allocator_value(tmp_path, toy_host):
+    with pytest.raises(ConfigError, match='pipeline.allocator: expected "retain" .* or "system" '
+                                          r'\(malloc as it is\), got "jemalloc"'):
+        load_config(write(tmp_path, '[pipeline]\nallocator = "jemalloc"\n[load]\ntype="tiny"\n'),
+                    toy_host.registry)
+
+
 def test_unknown_type_lists_choices(tmp_path, toy_host):
     with pytest.raises(UnknownComponentError) as err:
         load_config(write(tmp_path, '[load]\ntype = "tinny"\n'), toy_host.registry)

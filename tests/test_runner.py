@@ -80,6 +80,8 @@ def test_run_record(tmp_path, toy_host, toy_pipeline):
         ("load", "tiny", "toy"), ("train", "count", "toy"), ("export.0", "text", "toy")]
     assert all(s["seconds"] >= 0 for s in record["stages"])
     assert record["metrics"]["nodes"] == 6.0
+    assert record["config"]["pipeline"]["allocator"] == "retain"
+    assert record["allocator"]["allocator"] in ("retain", "system")  # system off glibc
     assert record["outputs"] == [
         {"path": str(tmp_path.resolve() / "emb.txt"), "what": "embeddings", "section": "export.0"},
         {"path": str(out / "metrics.jsonl"), "what": "epoch log", "section": ""},

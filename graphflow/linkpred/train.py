@@ -21,7 +21,7 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F
 
-from graphflow.linkpred.decoders import LinkModel
+from graphflow.linkpred.decoders import LinkModel, decode
 from graphflow.sampling.edges import EdgeBatches
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
@@ -67,8 +67,8 @@ class LinkFullBatch:
         neg_dst = self.draw(self.src_cpu, self.k, self.generator).to(self.stepper.device)
         with self.stepper.autocast():
             h = self.model.encoder(self.adj, self.x)  # (N, D)
-            pos = self.model.decoder(h[self.src], h[self.dst])  # (E,)
-            neg = self.model.decoder(h[self.neg_src], h[neg_dst])  # (E * k,)
+            pos = decode(self.model.decoder, h, self.src, self.dst)  # (E,)
+            neg = decode(self.model.decoder, h, self.neg_src, neg_dst)  # (E * k,)
             loss = link_loss(self.loss_name, pos, neg, self.k)
         self.stepper.step(loss)
         return {"loss": loss.item()}
@@ -121,8 +121,8 @@ class LinkMiniBatches:
             pos_idx, neg_idx = mb.pos.to(dev), mb.neg.to(dev)
             with self.stepper.autocast():
                 h = self.model.encoder(adjs, x)  # (S, D) the batch's endpoints
-                pos = self.model.decoder(h[pos_idx[0]], h[pos_idx[1]])  # (B,)
-                neg = self.model.decoder(h[neg_idx[0]], h[neg_idx[1]])  # (B * k,)
+                pos = decode(self.model.decoder, h, pos_idx[0], pos_idx[1])  # (B,)
+                neg = decode(self.model.decoder, h, neg_idx[0], neg_idx[1])  # (B * k,)
                 loss = link_loss(self.loss_name, pos, neg, k)
             self.stepper.step(loss)
             b = int(pos.shape[0])

@@ -29,7 +29,8 @@ import torch
 from graphflow.errors import ConfigError
 from graphflow.sampling.block import MiniBatch
 from graphflow.sampling.prefetch import prefetch
-from graphflow.sampling.sampler import MinibatchSampler, SampledGraph, intra_op_threads
+from graphflow.sampling.sampler import (MinibatchSampler, SampledGraph, gather_threads,
+                                        intra_op_threads)
 from graphflow.sampling.seeds import num_batches, seed_batches
 
 NegativeDraw = Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]
@@ -89,10 +90,14 @@ class EdgeBatches:
         o = self.sampler.options
         return num_batches(num_edges, o.batch_size, drop_last=o.drop_last)
 
-    def sample(self, eids: torch.Tensor, generator: torch.Generator | None) -> EdgeMiniBatch:
-        """One batch around the training edges ``eids`` (B,)."""
+    def sample(self, eids: torch.Tensor, generator: torch.Generator | None,
+               gather_threads: int | None = None) -> EdgeMiniBatch:
+        """One batch around the training edges ``eids`` (B,); ``gather_threads``: intra-op
+        threads of the feature gather (default the sampler's ``threads``; 0: the caller's)."""
         graph = self.graph
-        with intra_op_threads(self.sampler.options.threads):
+        threads = self.sampler.options.threads
+        gather = threads if gather_threads is None else gather_threads
+        with intra_op_threads(threads):
             eids = eids.to(graph.device)
             s, d = self.src.index_select(0, eids), self.dst.index_select(0, eids)  # (B,)
             nd = self.draw(s, self.k, generator)  # (B * k,)
@@ -103,7 +108,8 @@ class EdgeBatches:
             exclude = torch.cat([eids, rev[rev >= 0]])  # the batch's edges and reverses
             blocks = self.sampler.sample_blocks(graph.structure, nodes, generator,
                                                 exclude=exclude)
-            input_nodes = blocks[0].src_nodes
+        input_nodes = blocks[0].src_nodes
+        with intra_op_threads(gather):
             features, _ = graph.store.gather(input_nodes, nodes[:0])
         out = graph.output_device
         nb = out.type == "cuda"
@@ -127,12 +133,14 @@ class EdgeBatches:
         batch_seeds = torch.randint(2**62, (len(batches),),
                                     generator=torch.Generator().manual_seed(draw)).tolist()
         device = self.graph.device
+        workers = self.sampler.num_workers(workers)
+        gather = gather_threads(o, workers)
 
         def produce(item: tuple[int, torch.Tensor]) -> EdgeMiniBatch:
             gen = torch.Generator(device=device).manual_seed(batch_seeds[item[0]])
-            return self.sample(item[1], gen)
+            return self.sample(item[1], gen, gather)
 
         stream_device = self.graph.output_device if self.graph.output_device.type == "cuda" \
             else device
         return prefetch(produce, list(enumerate(batches)), depth=o.prefetch,
-                        workers=self.sampler.num_workers(workers), device=stream_device)
+                        workers=workers, device=stream_device)

@@ -62,7 +62,10 @@ def drop_edges(csc: CSCGraph, indptr: torch.Tensor, nbr: torch.Tensor, eids: tor
     """Remove the sampled edges whose id is in ``exclude``; rows keep their order.
 
     One (E,) bool scratch mask per sampling thread, set at ``exclude`` and cleared again:
-    O(|exclude| + nnz) per call, no sort.
+    O(|exclude| + nnz) per call, no sort. The few hits find their rows by a binary search of
+    ``indptr`` (O(hits log n)), so only the kept edges' copy passes over all nnz (a
+    per-edge row index, a scatter-add over nnz and boolean indexing took 1.7 ms a layer of a
+    link prediction batch's ~10 ms of sampling, 1M nodes).
 
     :returns: the new ``indptr`` (n + 1,), ``nbr`` and ``eids`` (nnz',).
     """
@@ -70,11 +73,12 @@ def drop_edges(csc: CSCGraph, indptr: torch.Tensor, nbr: torch.Tensor, eids: tor
     mask.index_fill_(0, exclude, True)
     hit = mask.index_select(0, eids)  # (nnz,)
     mask.index_fill_(0, exclude, False)
-    if not bool(hit.any()):
+    at = hit.nonzero().squeeze(1)  # (hits,) positions of excluded edges
+    if at.numel() == 0:
         return indptr, nbr, eids
-    keep = ~hit
+    rows = torch.searchsorted(indptr, at, right=True) - 1  # (hits,) their rows
     counts = indptr[1:] - indptr[:-1]  # (n,)
-    row = torch.repeat_interleave(torch.arange(counts.shape[0], device=counts.device), counts,
-                                  output_size=eids.shape[0])  # (nnz,)
-    kept = torch.zeros_like(counts).index_add_(0, row, keep.to(counts.dtype))  # (n,)
-    return pointers(kept), nbr[keep], eids[keep]
+    kept = counts.index_add(0, rows, torch.full_like(rows, -1, dtype=counts.dtype))
+    keep = ~hit
+    # masked_select: 0.24 ms for 200k int64 where boolean indexing took 0.66 ms (this CPU)
+    return pointers(kept), torch.masked_select(nbr, keep), torch.masked_select(eids, keep)

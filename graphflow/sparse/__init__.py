@@ -8,8 +8,8 @@
 
 from graphflow.sparse.adjacency import Adjacency, Transposed
 from graphflow.sparse.features import SparseFeatures, as_features
-from graphflow.sparse.ops import sddmm, spmm
+from graphflow.sparse.ops import sddmm, spmm, spmm_cat
 from graphflow.sparse.softmax import edge_softmax
 
-__all__ = ["Adjacency", "Transposed", "spmm", "sddmm", "SparseFeatures", "as_features",
+__all__ = ["Adjacency", "Transposed", "spmm", "spmm_cat", "sddmm", "SparseFeatures", "as_features",
            "edge_softmax"]

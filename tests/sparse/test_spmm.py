@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from graphflow.errors import DataError, DeviceError
-from graphflow.sparse import Adjacency, sddmm, spmm
+from graphflow.sparse import Adjacency, sddmm, spmm, spmm_cat
 from graphflow.sparse import ops as spmm_module
 
 
@@ -49,6 +49,43 @@ def test_spmm_matches_dense_autograd(case, feats):
     torch.testing.assert_close(out, ref, rtol=0, atol=1e-12)
     torch.testing.assert_close(x1.grad, x2.grad, rtol=0, atol=1e-12)
     torch.testing.assert_close(v1.grad, v2.grad, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("case", CASES)
+@pytest.mark.parametrize("values_grad", [False, True])
+def test_spmm_cat_matches_slice_cat_spmm(case, values_grad):
+    """[x_dst | A x] and its gradients (to x, and to the values when they need one) equal
+    the autograd of the slice + cat + spmm it replaces."""
+    num_src, num_dst, edges = CASES[case]
+    num_dst = min(num_dst, num_src)  # destinations are the first sources
+    src, dst, gen = random_edges(num_src, num_dst, edges, seed=3)
+    vals = torch.rand(edges, generator=gen, dtype=torch.float64)
+    x = torch.randn(num_src, 5, generator=gen, dtype=torch.float64)
+    upstream = torch.randn(num_dst, 10, generator=gen, dtype=torch.float64)
+    adj = Adjacency.from_edges(src, dst, num_src, num_dst)
+    results = []
+    for fused in (True, False):
+        xi = x.clone().requires_grad_()
+        vi = vals.clone().requires_grad_(values_grad)
+        out = spmm_cat(adj, xi, vi) if fused else \
+            torch.cat([xi[:num_dst], spmm(adj, xi, vi)], 1)
+        (out * upstream).sum().backward()
+        results.append((out.detach(), xi.grad, vi.grad))
+    (out_f, gx_f, gv_f), (out_r, gx_r, gv_r) = results
+    torch.testing.assert_close(out_f, out_r)
+    torch.testing.assert_close(gx_f, gx_r)
+    if values_grad:
+        torch.testing.assert_close(gv_f, gv_r)
+    assert out_f.shape == (num_dst, 10)
+
+
+def test_spmm_cat_without_grad_and_default_values():
+    src, dst, gen = random_edges(8, 5, 20, seed=1)
+    adj = Adjacency.from_edges(src, dst, 8, 5)
+    x = torch.randn(8, 3, generator=gen)
+    out = spmm_cat(adj, x)  # no grad anywhere: no autograd node
+    assert out.grad_fn is None
+    torch.testing.assert_close(out, torch.cat([x[:5], spmm(adj, x)], 1))
 
 
 def test_zero_in_degree_rows_are_zero_and_duplicates_sum():

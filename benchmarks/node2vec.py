@@ -39,6 +39,11 @@ Everything runs in one process, peers side by side on the same data.
     macro-F1 on the same split for every peer.
 
     python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N] [--cases sbm,dense]
+        [--allocator retain|system]
+
+``--allocator`` sets ``malloc`` for the whole process, so every peer runs under the same
+setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.allocator``) or
+``system`` (glibc as it is).
 
 ``--threads`` sets torch's and DGL's CPU threads (default: torch's) and so the core budget:
 gensim and PecanPy get as many workers, graphflow as many Hogwild trainers
@@ -60,7 +65,7 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow import cores  # noqa: E402
+from graphflow import allocator, cores  # noqa: E402
 from graphflow.generate import overlapping_communities, rmat, sbm  # noqa: E402
 from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
@@ -312,13 +317,18 @@ def main() -> None:
     p.add_argument("--skip-walks", action="store_true")
     p.add_argument("--skip-e2e", action="store_true")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--allocator", choices=["retain", "system"], default="retain",
+                   help="malloc setting of the whole process, for every peer "
+                        "(graphflow.allocator; default retain, as graphflow run sets it)")
     args = p.parse_args()
+    malloc = allocator.apply(args.allocator)["allocator"]
+    print(f"malloc: {malloc}, for the whole process (every peer)", flush=True)
     if args.threads:
         torch.set_num_threads(args.threads)
         dgl.utils.set_num_threads(args.threads)
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
-                                  "quick": args.quick}
+                                  "allocator": malloc, "quick": args.quick}
     if not args.skip_walks:
         figures.update(bench_walks(
             args.walk_nodes or (100_000 if args.quick else 1_000_000),

@@ -48,6 +48,18 @@ def test_transposed_is_csr_of_the_transpose():
     assert torch.equal(adj.indices[t.perm], rows)
 
 
+@pytest.mark.parametrize("num_cols", [1, 700, 1 << 16, (1 << 16) + 1, 200_000])
+def test_group_by_column_is_the_stable_sort(num_cols):
+    """The uint16 radix path (<= 2^16 columns) and torch's sort give the same permutation."""
+    from graphflow.sparse.adjacency import group_by_column
+    ids = torch.randint(0, num_cols, (30_000,), generator=torch.Generator().manual_seed(num_cols))
+    ids[:3] = num_cols - 1  # the largest id, repeated: ties keep their order
+    perm = group_by_column(ids, num_cols)
+    assert perm.dtype == torch.int64
+    assert torch.equal(perm, torch.sort(ids, stable=True).indices)
+    assert group_by_column(ids[:0], num_cols).numel() == 0
+
+
 def test_norms_follow_dgl_graphconv_semantics():
     adj = Adjacency.from_edges(SRC, DST, 5, 5)
     a = dense(adj)

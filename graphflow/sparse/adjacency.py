@@ -345,5 +345,5 @@ def group_by_column(indices: torch.Tensor, num_cols: int) -> torch.Tensor:
     """
     if indices.device.type == "cpu" and num_cols <= SMALL_KEYS and indices.numel():
         keys = indices.numpy().astype(np.uint16)
-        return torch.from_numpy(np.argsort(keys, kind="stable").astype(np.int64))
+        return torch.from_numpy(np.argsort(keys, kind="stable")).long()  # intp: no copy
     return torch.sort(indices, stable=True).indices

@@ -45,7 +45,7 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) ->
         raise DataError(f"features have {x.shape[0] if x.dim() else 0} rows but the adjacency "
                         f"has {adj.num_src} source nodes")
     if values is None:
-        values = adj.values if adj.values is not None else adj.ones(x.dtype)
+        values = default_values(adj, x.dtype)
     elif not isinstance(values, torch.Tensor) or not values.dtype.is_floating_point:
         raise DataError("spmm values must be a floating-point tensor")
     if not _same_device(values.device, adj.device):
@@ -82,14 +82,17 @@ def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None
     passes over (num_src, F) (16 MB each for a 16k x 256 layer of a sampled batch). Edge
     values that require grad take that general path.
     """
-    if values is not None and values.requires_grad or not isinstance(x, torch.Tensor) \
-            or x.dim() != 2:
+    if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.requires_grad \
+            or (values is not None and values.requires_grad):
         return torch.cat([x[: adj.num_dst], spmm(adj, x, values)], 1)
-    if not x.requires_grad:
-        with torch.no_grad():
-            return torch.cat([x[: adj.num_dst], spmm(adj, x, values)], 1)
+    values = default_values(adj, x.dtype) if values is None else values
     agg = spmm(adj, x.detach(), values)  # checks shapes and devices; (num_dst, F)
-    return _DstCat.apply(adj, x, agg, values)
+    return _DstCat.apply(adj, x, agg, values.to(x.dtype))
+
+
+def default_values(adj: Adjacency, dtype: torch.dtype) -> torch.Tensor:
+    """(nnz,) entries of ``A`` when none are given: :attr:`Adjacency.values`, else ones."""
+    return adj.values if adj.values is not None else adj.ones(dtype)
 
 
 class _DstCat(torch.autograd.Function):
@@ -98,11 +101,8 @@ class _DstCat(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, adj: Adjacency, x: torch.Tensor, agg: torch.Tensor,  # type: ignore[override]
-                values: torch.Tensor | None) -> torch.Tensor:
-        ctx.adj = adj
-        if values is None:
-            values = adj.values if adj.values is not None else adj.ones(x.dtype)
-        ctx.values = values.to(x.dtype)
+                values: torch.Tensor) -> torch.Tensor:
+        ctx.adj, ctx.values = adj, values  # values: (nnz,) in x's dtype
         return torch.cat([x[: adj.num_dst], agg], 1)  # (num_dst, 2 F)
 
     @staticmethod

@@ -5,10 +5,11 @@ features (83k x 100 floats, 33 MB, for a 1024-seed batch of a 1M-node graph), ea
 output and its gradient (16k x 256 floats, 16 MB), the autograd temporaries. glibc's
 ``malloc`` serves blocks above its mmap threshold (128 KiB at first, rising with what is freed
 up to 32 MiB) with a fresh ``mmap``, and gives the top of its heap back to the kernel once
-more than twice that is free. So every batch faults its big tensors in again, page by page:
-on this project's 2-core VM a 3-layer GraphSAGE step on a 1M-node graph took 11-17k minor
-page faults and 48-50 ms, against 0 faults and 36-38 ms with the memory kept
-(``benchmarks/sampling.py``; docs/cores.md has the figures).
+more than twice that is free. So batches fault their big tensors in again, page by page. On
+this project's 2-core VM a sampled 3-layer GraphSAGE batch on a 1M-node graph
+(``benchmarks/batch_parts.py``, 100 batches) took 1.8-2.3k minor faults, 40.1-40.3 ms of model
+work and a 3.5-4.0 ms feature gather; with the memory kept, 87-523 faults, 38.8-39.0 ms and
+2.8-3.0 ms. Whole epochs: docs/sampling.md.
 
 :func:`apply` raises the mmap threshold to :data:`MMAP_THRESHOLD` and the trim threshold to
 :data:`TRIM_THRESHOLD` with ``mallopt``, as ``MALLOC_MMAP_THRESHOLD_`` /

@@ -190,8 +190,9 @@ class MinibatchSampler(Sampler):
         """:meth:`sample`, gathering the features with ``gather_threads`` (0: the caller's).
 
         Sampled inline (no workers), the gather runs on the training thread's own threads:
-        a random row gather is memory-bound and two threads took it from 3.4-5.0 to 1.8-1.9
-        ms a batch (83k rows of 100 floats from a 1M-node table, this 2-core machine)."""
+        a random row gather is memory-bound and two threads took it from 4.5-6.7 to 2.8-4.0
+        ms a batch (83k rows of 100 floats from a 1M-node table, this 2-core machine;
+        ``benchmarks/batch_parts.py``)."""
         if generator is not None and generator.device.type != graph.device.type:
             raise DeviceError(f"the generator is on {generator.device} but sampling runs on "
                               f"{graph.device}; pass torch.Generator(device="

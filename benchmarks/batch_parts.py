@@ -1,0 +1,117 @@
+"""Where a sampled training batch's time goes: sampling, feature gather, forward, backward, Adam,
+and the minor page faults per batch, under one allocator setting.
+
+The graph and model are ``benchmarks/sampling.py``'s (R-MAT, 1M nodes, 20M edges, 100 random
+features; GraphSAGE 3 x 256, fanouts [15, 10, 5], batch 1024; ``--quick``: 200k / 4M). Each
+part is timed on its own, batch after batch, in the training thread with the core policy's 2
+threads on this machine:
+
+* ``sample``: ``sample_blocks`` with the sampler's 1 thread;
+* ``gather_1t`` / ``gather_2t``: ``feat[input_nodes]`` with 1 thread and with the plan's
+  threads (inline sampling gathers with the training threads,
+  ``graphflow.sampling.sampler.gather_threads``); the two alternate which goes first, since
+  the second reads rows the first brought into the cache;
+* ``forward`` / ``backward`` / ``adam``: the model on the batch;
+* ``faults``: minor page faults (``getrusage``) per batch over the whole loop.
+
+Run it once per allocator setting to see what keeping freed memory does (each setting is
+process-wide and cannot be undone, so one process measures one)::
+
+    flock /tmp/graphflow-bench.lock python benchmarks/batch_parts.py --allocator system
+    flock /tmp/graphflow-bench.lock python benchmarks/batch_parts.py --allocator retain
+
+This is a profile of parts, not the end-to-end figure: ``benchmarks/sampling.py`` times whole
+epochs against DGL. The last output line is one JSON object (milliseconds per batch).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from graphflow import allocator, cores  # noqa: E402
+from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
+from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
+
+from benchmarks.sampling import CLASSES, FANOUTS, FEATURES, HIDDEN, GraphflowSAGE, build  # noqa: E402
+
+PARTS = ("sample", "gather_1t", "gather_2t", "forward", "backward", "adam")
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--quick", action="store_true", help="200k nodes / 4M edges")
+    p.add_argument("--allocator", choices=["retain", "system"], default="retain")
+    p.add_argument("--batches", type=int, default=40)
+    p.add_argument("--warmup", type=int, default=5)
+    a = p.parse_args(argv)
+    malloc = allocator.apply(a.allocator)["allocator"]
+    nodes, edges = (200_000, 4_000_000) if a.quick else (1_000_000, 20_000_000)
+    data = build(nodes, edges, 0, features=FEATURES)
+    feat, label = data.graph.ndata["feat"], data.graph.ndata["label"]
+    sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, threads=1))
+    graph = sampler.prepare(data, torch.device("cpu"))
+    order = torch.randperm(nodes, generator=torch.Generator().manual_seed(7))
+    plan = cores.plan("sampled")
+    torch.manual_seed(0)
+    model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES])
+    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    total = dict.fromkeys(PARTS, 0.0)
+    faults = 0
+    with cores.applied(plan):
+        for i in range(a.warmup + a.batches):
+            seeds = order[i * 1024:(i + 1) * 1024]
+            if i == a.warmup:
+                faults = -resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            took: dict[str, float] = {}
+            t0 = time.perf_counter()
+            with intra_op_threads(1):
+                blocks = sampler.sample_blocks(graph.structure, seeds,
+                                               torch.Generator().manual_seed(i))
+            took["sample"] = time.perf_counter() - t0
+            # Alternate which gather goes first: the second reads rows the first cached.
+            for part, threads in (("gather_1t", 1), ("gather_2t", 0))[::1 if i % 2 else -1]:
+                t0 = time.perf_counter()
+                with intra_op_threads(threads):  # 0: the plan's threads
+                    x = feat.index_select(0, blocks[0].src_nodes)
+                took[part] = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            out = model([Adjacency.from_block(b) for b in blocks], x)
+            loss = F.cross_entropy(out, label.index_select(0, seeds))
+            t1 = time.perf_counter()
+            opt.zero_grad()
+            loss.backward()
+            t2 = time.perf_counter()
+            opt.step()
+            took.update(forward=t1 - t0, backward=t2 - t1, adam=time.perf_counter() - t2)
+            if i >= a.warmup:
+                for part in PARTS:
+                    total[part] += took[part]
+        faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    ms = {part: total[part] / a.batches * 1e3 for part in PARTS}
+    print(f"{nodes:,} nodes, {a.batches} batches of 1024 seeds, malloc {malloc}, "
+          f"{plan.threads} training threads:")
+    for part in PARTS:
+        print(f"  {part:10s} {ms[part]:6.2f} ms/batch")
+    print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
+          f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
+    print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
+                      "threads": plan.threads, **{k: round(v, 3) for k, v in ms.items()},
+                      "faults_per_batch": round(faults / a.batches)}))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -43,6 +43,7 @@ import torch.nn.functional as F  # noqa: E402
 from graphflow import allocator, cores  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 from benchmarks.sampling import CLASSES, FANOUTS, FEATURES, HIDDEN, GraphflowSAGE, build  # noqa: E402
@@ -67,7 +68,7 @@ def main(argv: list[str] | None = None) -> int:
     plan = cores.plan("sampled")
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES])
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # as graphflow run builds it
     total = dict.fromkeys(PARTS, 0.0)
     faults = 0
     with cores.applied(plan):

@@ -42,6 +42,7 @@ from graphflow.generate import sbm  # noqa: E402
 from graphflow.nn import GCNConv  # noqa: E402
 from graphflow.sparse import Adjacency, as_features  # noqa: E402
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density  # noqa: E402
+from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.testing import planetoid_dir  # noqa: E402
 from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
 
@@ -142,7 +143,7 @@ def compare(data: Data, device: torch.device, warmup: int, repeats: int,
         return loss.item()
 
     runs = {
-        "graphflow": (ours, torch.optim.Adam(ours.parameters(), lr=0.01, weight_decay=5e-4),
+        "graphflow": (ours, make_optimizer("adam", ours, lr=0.01, weight_decay=5e-4),
                       adj, x),
         "dgl": (ref, torch.optim.Adam(ref.parameters(), lr=0.01, weight_decay=5e-4),
                 data.g, data.feat),

@@ -52,6 +52,7 @@ from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
 from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
 from graphflow.sampling.edges import EdgeBatches  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
@@ -152,7 +153,7 @@ def main(argv: list[str] | None = None) -> int:
     order = torch.randperm(data.num_edges, generator=torch.Generator().manual_seed(a.seed))
     halves = [order[i * BATCH * batches // 2:(i + 1) * BATCH * batches // 2] for i in (0, 1)]
     ours, theirs = encoder(), DGLSAGE()
-    opt_ours = torch.optim.Adam(ours.parameters(), lr=1e-3)
+    opt_ours = make_optimizer("adam", ours, lr=1e-3, weight_decay=0.0)  # as graphflow run
     opt_theirs = torch.optim.Adam(theirs.parameters(), lr=1e-3)
     warm = order[-2 * BATCH:]
     train_graphflow(data, reverse, warm, ours, opt_ours)

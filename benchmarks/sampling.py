@@ -65,6 +65,7 @@ from graphflow.graph import GraphData, NodeIds  # noqa: E402
 from graphflow.nn import SAGEConv  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, SampledGraph  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 GIB = 2**30
@@ -251,7 +252,7 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
     plan = cores.plan("sampled", None, {"workers": workers})
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # as graphflow run builds it
     n = 0
     with cores.applied(plan):
         t = time.perf_counter()

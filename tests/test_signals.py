@@ -168,7 +168,9 @@ def _epochs(out: Path) -> list[int]:
     path = out / "metrics.jsonl"
     if not path.exists():
         return []
-    return [json.loads(line)["epoch"] for line in path.read_text().splitlines() if line.strip()]
+    # a line still being appended has no newline yet: read the complete ones only
+    complete = path.read_text().split("\n")[:-1]
+    return [json.loads(line)["epoch"] for line in complete if line.strip()]
 
 
 @pytest.fixture

@@ -1,7 +1,8 @@
 """GCN training speed: graphflow's sparse layers vs DGL ``GraphConv``, side by side.
 
 Both models are 2-layer GCNs (hidden 16, ReLU, dropout 0.5 between the layers, Adam), built
-with the same initial weights, on the same graph (with self-loops), features and device. One
+with the same initial weights (each peer with its own dropout and Adam: graphflow's
+``graphflow.dropout`` and fused Adam, as ``graphflow run`` uses them; torch's for DGL), on the same graph (with self-loops), features and device. One
 epoch is forward + backward + optimizer step on the training nodes; we report the median over
 ``--repeats`` epochs after ``--warmup``, alternating the two models epoch by epoch so that
 noise from other processes hits both alike. graphflow feeds its first layer sparse features
@@ -41,7 +42,7 @@ from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.generate import sbm  # noqa: E402
 from graphflow.nn import GCNConv  # noqa: E402
 from graphflow.sparse import Adjacency, as_features  # noqa: E402
-from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density  # noqa: E402
+from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density, dropout  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.testing import planetoid_dir  # noqa: E402
 from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
@@ -96,7 +97,7 @@ class GraphflowGCN(nn.Module):
 
     def forward(self, adj: Adjacency, x) -> torch.Tensor:
         h = F.relu(self.conv1(adj, x))
-        h = F.dropout(h, self.dropout, self.training)
+        h = dropout(h, self.dropout, self.training)  # graphflow's, as GNNStack applies it
         return self.conv2(adj, h)
 
 

@@ -24,7 +24,9 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    at 1M nodes), the epochs of the two alternating (DGL, graphflow, DGL, ...) so that load
    from other processes hits both; ``train_speedup`` = DGL's total epoch time / graphflow's.
    ``--e2e-batches K`` cuts each epoch to its first K batches (a quick check, labelled as
-   partial in the output).
+   partial in the output). ``--dropout P`` drops every layer's input in both models
+   (``SAGEConv(feat_drop=P)`` in each library: graphflow's ``graphflow.dropout``, torch's
+   ``nn.Dropout`` in DGL's), as ``graphflow run``'s default (0.5) does; default 0.
 3. **Products scale** (``--products``): graphflow only, 2.4M nodes, 62M edges, 100 features,
    8% of nodes as training seeds (as ogbn-products): time per batch, batches per epoch, the
    epoch time (``--products-batches`` 0: a full epoch) and the peak resident memory.
@@ -210,9 +212,10 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
 
 
 class GraphflowSAGE(nn.Module):
-    def __init__(self, dims: list[int]):
+    def __init__(self, dims: list[int], dropout: float = 0.0):
         super().__init__()
-        self.layers = nn.ModuleList(SAGEConv(a, b) for a, b in zip(dims[:-1], dims[1:]))
+        self.layers = nn.ModuleList(SAGEConv(a, b, feat_drop=dropout)
+                                    for a, b in zip(dims[:-1], dims[1:]))
 
     def forward(self, adjs: list[Adjacency], x: torch.Tensor) -> torch.Tensor:
         for i, (layer, adj) in enumerate(zip(self.layers, adjs)):
@@ -223,9 +226,9 @@ class GraphflowSAGE(nn.Module):
 
 
 class DGLSAGE(nn.Module):
-    def __init__(self, dims: list[int]):
+    def __init__(self, dims: list[int], dropout: float = 0.0):
         super().__init__()
-        self.layers = nn.ModuleList(dgl.nn.SAGEConv(a, b, "mean")
+        self.layers = nn.ModuleList(dgl.nn.SAGEConv(a, b, "mean", feat_drop=dropout)
                                     for a, b in zip(dims[:-1], dims[1:]))
 
     def forward(self, blocks: list[dgl.DGLGraph], x: torch.Tensor) -> torch.Tensor:
@@ -242,7 +245,7 @@ def worker_option(workers: int | None) -> dict[str, int]:
 
 
 def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
-                    batch: int, workers: int | None) -> tuple[float, int]:
+                    batch: int, workers: int | None, dropout: float = 0.0) -> tuple[float, int]:
     """Seconds for one pass over ``seeds`` with graphflow, and the batches done: threads and
     sampling workers as the core policy gives a sampled ``node_classification`` stage
     (``--workers`` overrides the workers)."""
@@ -251,7 +254,7 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
     graph = sampler.prepare(data, device)
     plan = cores.plan("sampled", None, {"workers": workers})
     torch.manual_seed(0)
-    model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
+    model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES], dropout).to(device)
     opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # as graphflow run builds it
     n = 0
     with cores.applied(plan):
@@ -271,13 +274,13 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
 
 
 def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
-              batch: int) -> tuple[float, int]:
+              batch: int, dropout: float = 0.0) -> tuple[float, int]:
     """The same with DGL's DataLoader, NeighborSampler and SAGEConv."""
     g = data.graph
     loader = dgl.dataloading.DataLoader(g, seeds, dgl.dataloading.NeighborSampler(FANOUTS),
                                         batch_size=batch, shuffle=False, device="cpu")
     torch.manual_seed(0)
-    model = DGLSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES]).to(device)
+    model = DGLSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES], dropout).to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     feat, label = g.ndata["feat"], g.ndata["label"]
     n = 0
@@ -297,7 +300,8 @@ def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
 
 
 def bench_training(data: GraphData, device: torch.device, batch: int, epochs: int,
-                   limit: int, seed: int, workers: int | None) -> dict[str, object]:
+                   limit: int, seed: int, workers: int | None,
+                   dropout: float = 0.0) -> dict[str, object]:
     """Whole epochs (``limit`` > 0: the first ``limit`` batches of each) of both peers,
     alternating, on the same seed order."""
     order = torch.randperm(data.num_nodes, generator=torch.Generator().manual_seed(seed + 7))
@@ -305,19 +309,20 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
     todo = per_epoch if limit <= 0 else min(limit, per_epoch)
     seeds = order[:todo * batch]
     warm = order[-batch * 2:]
-    train_graphflow(data, device, warm, batch, workers)  # warm-up: allocator, first-call costs
-    train_dgl(data, device, warm, batch)
+    train_graphflow(data, device, warm, batch, workers, dropout)  # warm-up: first-call costs
+    train_dgl(data, device, warm, batch, dropout)
     ours, theirs = [], []
     n_ours = n_dgl = 0
     for _ in range(epochs):  # alternate, so that background noise hits both alike
-        s, n_dgl = train_dgl(data, device, seeds, batch)
+        s, n_dgl = train_dgl(data, device, seeds, batch, dropout)
         theirs.append(s)
-        s, n_ours = train_graphflow(data, device, seeds, batch, workers)
+        s, n_ours = train_graphflow(data, device, seeds, batch, workers, dropout)
         ours.append(s)
     assert n_ours == n_dgl == todo, (n_ours, n_dgl, todo)
     plan = cores.plan("sampled", None, {"workers": workers})
     what = "whole epochs" if todo == per_epoch else f"PARTIAL epochs ({todo} of {per_epoch} batches)"
-    print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, batch {batch}, {epochs} "
+    print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, dropout {dropout} on every "
+          f"layer's input, batch {batch}, {epochs} "
           f"{what} per library (graphflow: {plan.threads} threads, {plan.workers} sampling "
           f"workers; DGL: {torch.get_num_threads()} threads, DataLoader 0 workers):")
     print(f"  graphflow: epochs {', '.join(f'{x:.1f}' for x in ours)} s "
@@ -329,7 +334,7 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
           f"{', '.join(f'{b / a:.2f}' for a, b in zip(ours, theirs))}", flush=True)
     return {"graphflow_epoch_s": ours, "dgl_epoch_s": theirs, "train_batches": todo,
             "batches_per_epoch": per_epoch, "whole_epochs": todo == per_epoch,
-            "train_epochs": epochs, "graphflow_threads": plan.threads,
+            "train_epochs": epochs, "dropout": dropout, "graphflow_threads": plan.threads,
             "graphflow_sampling_workers": plan.workers, "train_speedup": speedup}
 
 
@@ -371,6 +376,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--products-batches", type=int, default=40,
                    help="batches of the products run (0: a full epoch)")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--dropout", type=float, default=0.0,
+                   help="training: dropout on every layer's input, both peers (SAGEConv "
+                        "feat_drop; graphflow's own dropout vs torch's in DGL; default 0)")
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for both peers (graphflow.allocator; "
                         "default retain, as graphflow run sets it)")
@@ -399,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
     figures.update(bench_throughput(data, graph, batches[2:], args.workers))
     if args.epochs:
         figures.update(bench_training(data, device, args.batch, args.epochs, args.e2e_batches,
-                                      args.seed, args.workers))
+                                      args.seed, args.workers, args.dropout))
     figures["peak_rss_gib"] = peak_rss_gib()
     print(json.dumps({k: (round(v, 4) if isinstance(v, float) else
                           [round(x, 3) for x in v] if isinstance(v, list)

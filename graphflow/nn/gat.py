@@ -97,7 +97,7 @@ class GATConv(nn.Module):
         feat_dst = feat_src[: adj.num_dst]  # (num_dst, H, F)
         alpha = gat_attention(adj, feat_src, feat_dst, self.attn_l, self.attn_r,
                               self.negative_slope)  # (nnz, H)
-        alpha = F.dropout(alpha, self.attn_drop, self.training)
+        alpha = dropout(alpha, self.attn_drop, self.training)
         weight = edge_weight if edge_weight is not None else adj.values
         if weight is not None:
             alpha = alpha * adj.norm("none", weight)[:, None]  # (nnz, H)

@@ -50,11 +50,13 @@ FUSED_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)
 
 
 def fusable(params: list[torch.Tensor]) -> bool:
-    """Whether torch's fused Adam / AdamW kernel takes every one of ``params``: dense
-    floating-point tensors, all on the CPU or all on one CUDA device."""
+    """Whether torch's fused Adam / AdamW kernel takes every one of ``params``: plain dense
+    floating-point tensors (no tensor subclass, such as a 2:4 semi-structured weight), all on
+    the CPU or all on one CUDA device."""
     devices = {p.device for p in params}
     return (len(devices) == 1 and next(iter(devices)).type in FUSED_DEVICES
-            and all(p.dtype in FUSED_DTYPES and p.layout == torch.strided for p in params))
+            and all(type(p) in (torch.Tensor, nn.Parameter) and p.dtype in FUSED_DTYPES
+                    and p.layout == torch.strided for p in params))
 
 
 def make_optimizer(name: OptimizerName, model: nn.Module, *, lr: float, weight_decay: float,

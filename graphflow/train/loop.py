@@ -10,7 +10,8 @@ named ``monitor``, None without a validation split), and :class:`EpochLoop` does
 * with ``ctx.resume`` it reloads ``train_state.pt`` and continues from the epoch after it,
   restoring the model, optimizer, best-so-far and random generators, so that an interrupted
   CPU run ends exactly as an uninterrupted one would;
-* each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``);
+* each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``),
+  with the wall seconds of its training (``train_s``) and of its evaluation (``eval_s``);
 * a termination signal under the CLI (:mod:`graphflow.signals`) waits for the end of the
   epoch, which then saves ``train_state.pt`` (with ``checkpoint``) and stops the run.
 """
@@ -18,6 +19,7 @@ named ``monitor``, None without a validation split), and :class:`EpochLoop` does
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,10 +101,14 @@ class EpochLoop:
         epochs = range(start, o.epochs + 1) if not stopped else range(0)
         for epoch in self.ctx.progress(epochs, desc=f"{self.section} epochs", total=len(epochs),
                                        unit="epoch"):
+            t = time.perf_counter()
             figures = train_epoch(epoch)
+            figures["train_s"] = time.perf_counter() - t  # the epoch's training, wall seconds
             if epoch % o.eval_every == 0 or epoch == o.epochs:
+                t = time.perf_counter()
                 evaluation, score = evaluate()
                 figures.update(evaluation)
+                figures["eval_s"] = time.perf_counter() - t
                 if score is not None and o.minimize:
                     score = -score  # Best keeps the largest
                 stopped = self._after_evaluation(epoch, score)

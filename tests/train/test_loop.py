@@ -14,3 +14,29 @@ def test_impossible_loop_options_are_refused(kwargs):
                                          "patience >= 0"):
         LoopOptions(**kwargs)
     assert LoopOptions(epochs=0).eval_every == 1  # zero epochs is a valid (empty) run
+
+
+def test_every_epoch_logs_its_training_and_evaluation_seconds(run_toml, tmp_path):
+    import json
+    pipeline = """
+[pipeline]
+seed = 0
+[load]
+type = "synthetic"
+nodes = 200
+[model]
+type = "gcn"
+hidden = 8
+[train]
+type = "node_classification"
+epochs = 4
+eval_every = 2
+checkpoint = false
+"""
+    run_toml(pipeline, out_dir=tmp_path / "out")
+    lines = [json.loads(x) for x in (tmp_path / "out" / "metrics.jsonl").read_text().splitlines()]
+    assert [x["epoch"] for x in lines] == [1, 2, 3, 4]
+    assert all(x["train_s"] > 0 for x in lines)
+    # evaluation runs every second epoch, and only those epochs time it
+    assert [("eval_s" in x, "val_acc" in x) for x in lines] == [(False, False), (True, True)] * 2
+    assert all(x["eval_s"] > 0 for x in lines if "eval_s" in x)

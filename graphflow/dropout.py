@@ -52,11 +52,7 @@ def dropout(x: torch.Tensor, p: float, training: bool = True,
         return x
     if x.device.type != "cpu" or p == 1.0 or x.numel() < MIN_ELEMENTS:
         return F.dropout(x, p, True)
-    keep = keep_mask(x.shape, p, generator)  # bool, x's shape
-    scale = 1.0 / (1.0 - p)
-    if x.requires_grad:
-        return _MaskScale.apply(x, keep, scale)
-    return x.mul(scale).mul_(keep)  # (x * scale) *= keep: faster than multiplying by the bools first
+    return _MaskScale.apply(x, keep_mask(x.shape, p, generator), 1.0 / (1.0 - p))
 
 
 def keep_mask(shape: torch.Size, p: float, generator: torch.Generator | None = None) -> torch.Tensor:

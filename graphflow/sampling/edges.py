@@ -91,12 +91,13 @@ class EdgeBatches:
         return num_batches(num_edges, o.batch_size, drop_last=o.drop_last)
 
     def sample(self, eids: torch.Tensor, generator: torch.Generator | None,
-               gather_threads: int | None = None) -> EdgeMiniBatch:
-        """One batch around the training edges ``eids`` (B,); ``gather_threads``: intra-op
-        threads of the feature gather (default the sampler's ``threads``; 0: the caller's)."""
+               gather: int | None = None) -> EdgeMiniBatch:
+        """One batch around the training edges ``eids`` (B,); ``gather``: intra-op threads of
+        the feature gather (default the sampler's ``threads``; 0: the caller's, see
+        :func:`~graphflow.sampling.sampler.gather_threads`)."""
         graph = self.graph
         threads = self.sampler.options.threads
-        gather = threads if gather_threads is None else gather_threads
+        gather = threads if gather is None else gather
         with intra_op_threads(threads):
             eids = eids.to(graph.device)
             s, d = self.src.index_select(0, eids), self.dst.index_select(0, eids)  # (B,)

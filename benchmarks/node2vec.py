@@ -59,8 +59,10 @@ gensim and PecanPy get as many workers, graphflow as many Hogwild trainers
 (``--train-workers`` overrides). The last output line is one JSON object with the figures:
 ``<case>_<peer>_{acc,micro_f1,macro_f1}`` are the means over the training seeds,
 ``..._std`` their standard deviations, ``..._runs`` the single values; ``<case>_<peer>_train_s``
-is the mean training time (``..._train_s_runs`` each); ``<case>_macro_f1_met`` and
-``<case>_macro_f1_margin`` compare graphflow's mean with the best peer's.
+is the mean training time (``..._train_s_runs`` each); ``..._l2_runs`` the L2 penalty that
+cross-validation chose for each training's classifier (``graphflow.walks.evaluate.L2_GRID``);
+``<case>_macro_f1_met`` and ``<case>_macro_f1_margin`` compare graphflow's mean with the best
+peer's.
 """
 
 from __future__ import annotations
@@ -258,7 +260,7 @@ def evaluate(emb: torch.Tensor, labels: torch.Tensor, train: torch.Tensor, test:
         r = classify(emb, labels, train, test, num_classes=classes,
                      generator=torch.Generator().manual_seed(seed))
     return {"acc": round(r.accuracy, 4), "micro_f1": round(r.micro_f1, 4),
-            "macro_f1": round(r.macro_f1, 4)}
+            "macro_f1": round(r.macro_f1, 4), "l2": r.l2}
 
 
 def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
@@ -346,14 +348,15 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
             out[f"{case}_{name}_{k}"] = round(mean(values), 4)  # the mean over training seeds
             out[f"{case}_{name}_{k}_std"] = round(std(values), 4)
             out[f"{case}_{name}_{k}_runs"] = values
+        out[f"{case}_{name}_l2_runs"] = [run["l2"] for run in runs]  # the penalty CV chose
         macro[name] = out[f"{case}_{name}_macro_f1"]
         print(f"    {name:15s} {total:6.1f}s  acc {out[f'{case}_{name}_acc']:.4f}  "
               f"micro-F1 {out[f'{case}_{name}_micro_f1']:.4f} +- "
               f"{out[f'{case}_{name}_micro_f1_std']:.4f}  "
               f"macro-F1 {out[f'{case}_{name}_macro_f1']:.4f} +- "
               f"{out[f'{case}_{name}_macro_f1_std']:.4f}  "
-              f"[{' '.join(f'{v:.4f}' for v in out[f'{case}_{name}_macro_f1_runs'])}]",
-              flush=True)
+              f"[{' '.join(f'{v:.4f}' for v in out[f'{case}_{name}_macro_f1_runs'])}]  "
+              f"L2 {' '.join(f'{v:g}' for v in out[f'{case}_{name}_l2_runs'])}", flush=True)
     faster = min(("dgl_gensim", "pecanpy_gensim"), key=totals.get)
     ratio = totals[faster] / totals["graphflow"]
     out[f"{case}_faster_peer"] = faster

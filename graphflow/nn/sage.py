@@ -56,6 +56,10 @@ class SAGEConv(nn.Module):
         - output: (num_dst, F_out)
     """
 
+    #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
+    #: its activation in place.
+    fresh_output = True
+
     def __init__(self, in_dim: int, out_dim: int, bias: bool = True, feat_drop: float = 0.0):
         super().__init__()
         self.in_dim, self.out_dim, self.feat_drop = in_dim, out_dim, feat_drop

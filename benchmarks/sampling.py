@@ -214,6 +214,8 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
 
 
 class GraphflowSAGE(nn.Module):
+    accepts_rows = True  # its first layer is a SAGEConv, as GNNStack.accepts_rows reports
+
     def __init__(self, dims: list[int], dropout: float = 0.0):
         super().__init__()
         self.layers = nn.ModuleList(SAGEConv(a, b, feat_drop=dropout)
@@ -247,10 +249,13 @@ def worker_option(workers: int | None) -> dict[str, int]:
 
 
 def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
-                    batch: int, workers: int | None, dropout: float = 0.0) -> tuple[float, int]:
+                    batch: int, workers: int | None, dropout: float = 0.0,
+                    rows: bool = True) -> tuple[float, int]:
     """Seconds for one pass over ``seeds`` with graphflow, and the batches done: threads and
     sampling workers as the core policy gives a sampled ``node_classification`` stage
-    (``--workers`` overrides the workers)."""
+    (``--workers`` overrides the workers), features as the node trainer asks for them
+    (``rows``: ``IndexedRows`` for a model with ``accepts_rows``, read in place when sampled
+    inline; ``--gather`` turns that off)."""
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=batch,
                                               shuffle=False, prefetch=1, threads=1))
     graph = sampler.prepare(data, device)
@@ -262,7 +267,7 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
     with cores.applied(plan):
         t = time.perf_counter()
         for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(0),
-                                  workers=plan.workers):
+                                  workers=plan.workers, rows=rows and model.accepts_rows):
             out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
             loss = F.cross_entropy(out, mb.labels)
             opt.zero_grad()

@@ -59,6 +59,9 @@ class SAGEConv(nn.Module):
     #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
     #: its activation in place.
     fresh_output = True
+    #: The input may be :class:`~graphflow.sparse.rows.IndexedRows`: the mean is read straight
+    #: from the feature table (``spmm_cat``), only the destinations' own rows are gathered.
+    accepts_rows = True
 
     def __init__(self, in_dim: int, out_dim: int, bias: bool = True, feat_drop: float = 0.0):
         super().__init__()

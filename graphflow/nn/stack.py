@@ -41,6 +41,7 @@ from torch import nn
 from graphflow.errors import ConfigError, DataError
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features, dropout, linear, to_dense
+from graphflow.sparse.rows import materialize
 
 Activation = Literal["relu", "elu", "gelu", "leaky_relu", "prelu", "silu", "tanh", "sigmoid",
                      "none"]
@@ -135,6 +136,12 @@ class GNNStack(nn.Module):
         return len(self.layers)
 
     @property
+    def accepts_rows(self) -> bool:
+        """Whether :meth:`forward` takes :class:`~graphflow.sparse.rows.IndexedRows` input
+        without gathering it first: when the first layer does (``accepts_rows``)."""
+        return bool(getattr(self.layers[0], "accepts_rows", False))
+
+    @property
     def in_dim(self) -> int:
         return self.dims[0]
 
@@ -148,7 +155,7 @@ class GNNStack(nn.Module):
         ``x`` may be a :class:`~graphflow.sparse.SparseFeatures` (first layer only).
         """
         adjs = [self.prepare(a) for a in self._per_layer(adj)]
-        h = x
+        h = x if self.accepts_rows else materialize(x)
         for i, a in enumerate(adjs):
             h = self.layer(i, a, h)
         return h

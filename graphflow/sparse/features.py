@@ -22,6 +22,7 @@ from graphflow.dropout import dropout as fast_dropout
 from graphflow.errors import ConfigError, DataError, DeviceError
 from graphflow.sparse.adjacency import Adjacency
 from graphflow.sparse.ops import spmm
+from graphflow.sparse.rows import IndexedRows, materialize
 
 DEFAULT_DENSITY_THRESHOLD = 0.1
 
@@ -157,7 +158,11 @@ class SparseFeatures:
         raise DataError("sparse features support x[:n] and x[index_tensor] only")
 
 
-Features = Union[torch.Tensor, SparseFeatures]
+Features = Union[torch.Tensor, SparseFeatures, IndexedRows]
+"""What a first layer may receive: dense, sparse (:class:`SparseFeatures`), or rows of a table
+not yet gathered (:class:`~graphflow.sparse.rows.IndexedRows`, only for layers that declare
+``accepts_rows``; :func:`linear`, :func:`matmul`, :func:`dropout` and :func:`to_dense` gather
+them)."""
 
 
 def as_features(x: Features, threshold: float = DEFAULT_DENSITY_THRESHOLD) -> Features:
@@ -185,7 +190,7 @@ def matmul(x: Features, weight: torch.Tensor) -> torch.Tensor:
     if isinstance(x, SparseFeatures):
         _check_weight(x, weight, weight.shape[0])
         return spmm(x.structure, weight, x.values.to(weight.dtype))
-    return x @ weight
+    return materialize(x) @ weight
 
 
 def linear(x: Features, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -194,7 +199,7 @@ def linear(x: Features, weight: torch.Tensor, bias: torch.Tensor | None = None) 
         _check_weight(x, weight, weight.shape[-1])
         out = spmm(x.structure, weight.t(), x.values.to(weight.dtype))  # (N, F_out)
         return out if bias is None else out.add_(bias)
-    return F.linear(x, weight, bias)
+    return F.linear(materialize(x), weight, bias)
 
 
 def _check_weight(x: SparseFeatures, weight: torch.Tensor, in_dim: int) -> None:
@@ -208,14 +213,15 @@ def _check_weight(x: SparseFeatures, weight: torch.Tensor, in_dim: int) -> None:
 
 def dropout(x: Features, p: float, training: bool) -> Features:
     """Dropout (:func:`graphflow.dropout.dropout`, torch's contract with a faster CPU mask);
-    on sparse features it drops (and rescales) the stored values only."""
+    on sparse features it drops (and rescales) the stored values only; indexed rows stay
+    ungathered when nothing is dropped."""
+    if isinstance(x, (SparseFeatures, IndexedRows)) and (not training or p == 0):
+        return x
     if isinstance(x, SparseFeatures):
-        if not training or p == 0:
-            return x
         return x.with_values(fast_dropout(x.values, p, training))
-    return fast_dropout(x, p, training)
+    return fast_dropout(materialize(x), p, training)
 
 
 def to_dense(x: Features) -> torch.Tensor:
     """A dense tensor either way (for layers whose transform is a user module)."""
-    return x.to_dense() if isinstance(x, SparseFeatures) else x
+    return x.to_dense() if isinstance(x, SparseFeatures) else materialize(x)

@@ -26,6 +26,7 @@ import torch.nn.functional as F
 
 from graphflow.errors import DataError, DeviceError
 from graphflow.sparse.adjacency import Adjacency, _same_device
+from graphflow.sparse.rows import IndexedRows
 
 SDDMM_CHUNK_ELEMENTS = 1 << 24  # per chunk of the value gradient: edges * features
 
@@ -47,8 +48,13 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
     in-degree (a destination without in-edges gets 0); with ``values``, the mean of the
     weighted messages ``1/deg_i * sum_j a_ij x_j``.
 
+    ``x`` may be :class:`~graphflow.sparse.rows.IndexedRows` (``table[index]`` not gathered):
+    the product then reads the table's rows directly (:func:`_spmm_rows`).
+
     Gradients flow to ``x`` and to ``values`` when they require grad.
     """
+    if isinstance(x, IndexedRows):
+        return _spmm_rows(adj, x, values, reduce)
     if not isinstance(x, torch.Tensor):
         raise DataError(f"spmm needs a dense tensor, got {type(x).__name__}; sparse input "
                         f"features go through graphflow.sparse.features.linear")
@@ -90,12 +96,46 @@ def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None
     passes over (num_src, F) (16 MB each for a 16k x 256 layer of a sampled batch). Edge
     values that require grad take that general path.
     """
+    if isinstance(x, IndexedRows):  # no gradient to the rows: the plain form is the fast one
+        return torch.cat([x[: adj.num_dst].materialize(), spmm(adj, x, values, reduce)], 1)
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.requires_grad \
             or (values is not None and values.requires_grad):
         return torch.cat([x[: adj.num_dst], spmm(adj, x, values, reduce)], 1)
     agg = spmm(adj, x.detach(), values, reduce)  # checks shapes and devices; (num_dst, F)
     return _DstCat.apply(adj, x, agg, _check_values(adj, x.dtype, values),
                          mean_scale(adj, x.dtype) if reduce == "mean" else None)
+
+
+def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
+               reduce: Reduce) -> torch.Tensor:
+    """``A @ table[index]`` read straight from the table: the kernel's columns are
+    ``index[adj.indices]``, so the (num_src, F) gather is never made. The same sums in the
+    same order as on the gathered rows. Falls back to the gather when a gradient must flow
+    to the table or the values."""
+    if x.index.shape[0] != adj.num_src:
+        raise DataError(f"features have {x.index.shape[0]} rows but the adjacency has "
+                        f"{adj.num_src} source nodes")
+    if not _same_device(x.device, adj.device):
+        raise DeviceError(f"features are on {x.device} but the adjacency is on {adj.device}; "
+                          f"move one of them with .to(...)")
+    if reduce not in REDUCES:
+        raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
+    values = _check_values(adj, x.dtype, values)
+    if torch.is_grad_enabled() and (x.table.requires_grad or (
+            values is not None and values.requires_grad)) \
+            or (values is not None and values.dim() != 1):
+        return spmm(adj, x.materialize(), values, reduce)
+    indptr = _kernel_index(adj, False)[0]  # int32 when nnz fits
+    cols = x.index.index_select(0, adj.indices)  # (nnz,) rows of the table
+    if indptr.dtype == torch.int32 and x.table.shape[0] < 2**31 - 1:
+        cols = cols.int()  # the kernel reads half the bytes (as _kernel_index does)
+    else:
+        indptr = indptr.long()
+    out = csr_matmul(KernelCSR(indptr, cols, None if values is None else values.detach()),
+                     x.table.detach(), adj.num_dst)  # (num_dst, F), fresh
+    if reduce == "mean":
+        out.mul_(mean_scale(adj, x.dtype).unsqueeze(1))
+    return out
 
 
 def _check_values(adj: Adjacency, dtype: torch.dtype,

@@ -125,12 +125,13 @@ def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
             values is not None and values.requires_grad)) \
             or (values is not None and values.dim() != 1):
         return spmm(adj, x.materialize(), values, reduce)
-    indptr = _kernel_index(adj, False)[0]  # int32 when nnz fits
-    cols = x.index.index_select(0, adj.indices)  # (nnz,) rows of the table
-    if indptr.dtype == torch.int32 and x.table.shape[0] < 2**31 - 1:
-        cols = cols.int()  # the kernel reads half the bytes (as _kernel_index does)
-    else:
-        indptr = indptr.long()
+    # int32 ids when they fit (the kernel then reads half the bytes); only the row pointers
+    # of A are needed here, not its (nnz,) local columns.
+    small = adj.nnz < 2**31 - 1 and x.table.shape[0] < 2**31 - 1
+    indptr = adj.cached(("kernel_indptr", small),
+                        lambda: adj.indptr.int() if small else adj.indptr)
+    index = x.index.int() if small else x.index  # (num_src,) table rows
+    cols = index.index_select(0, adj.indices)  # (nnz,) the table row of each entry
     out = csr_matmul(KernelCSR(indptr, cols, None if values is None else values.detach()),
                      x.table.detach(), adj.num_dst)  # (num_dst, F), fresh
     if reduce == "mean":

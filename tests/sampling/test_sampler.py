@@ -92,15 +92,20 @@ def same(a, b) -> bool:
         for x, y in zip(a, b))
 
 
-def test_iterate_is_deterministic_and_prefetch_and_workers_change_nothing(tiny_graph):
-    from graphflow.generate import sbm
+def sbm_data(nodes: int, blocks: int, seed: int):
+    """An SBM graph with 8 features and labels: (the generated graph, its GraphData)."""
     from graphflow.compat.dgl import dgl
+    from graphflow.generate import sbm
     from graphflow.graph import GraphData, NodeIds
 
-    gen = sbm(400, 4, 8, p_in=0.05, p_out=0.005, seed=0)
-    g = dgl.graph((gen.src, gen.dst), num_nodes=400)
+    gen = sbm(nodes, blocks, 8, p_in=0.05, p_out=0.005, seed=seed)
+    g = dgl.graph((gen.src, gen.dst), num_nodes=nodes)
     g.ndata["feat"], g.ndata["label"] = gen.feat, gen.label
-    data = GraphData(g, NodeIds.identity(400))
+    return gen, GraphData(g, NodeIds.identity(nodes))
+
+
+def test_iterate_is_deterministic_and_prefetch_and_workers_change_nothing(tiny_graph):
+    gen, data = sbm_data(400, 4, seed=0)
     seeds = torch.arange(0, 400, 3)
     inline = sampler(fanouts=[5, 5], batch_size=32, prefetch=0)
     graph = inline.prepare(data, CPU)
@@ -137,15 +142,9 @@ def test_intra_op_threads_are_restored():
 
 
 def test_iterate_gives_indexed_rows_only_inline_and_when_asked(tiny_graph):
-    from graphflow.compat.dgl import dgl
-    from graphflow.generate import sbm
-    from graphflow.graph import GraphData, NodeIds
     from graphflow.sparse.rows import IndexedRows
 
-    gen = sbm(300, 3, 8, p_in=0.05, p_out=0.005, seed=1)
-    g = dgl.graph((gen.src, gen.dst), num_nodes=300)
-    g.ndata["feat"], g.ndata["label"] = gen.feat, gen.label
-    data = GraphData(g, NodeIds.identity(300))
+    gen, data = sbm_data(300, 3, seed=1)
     seeds = torch.arange(0, 300, 2)
     s = sampler(fanouts=[4, 4], batch_size=40)
     graph = s.prepare(data, CPU)

@@ -11,7 +11,9 @@ threads on this machine:
   threads (inline sampling gathers with the training threads,
   ``graphflow.sampling.sampler.gather_threads``); the two alternate which goes first, since
   the second reads rows the first brought into the cache;
-* ``forward`` / ``backward`` / ``adam``: the model on the batch;
+* ``forward`` / ``backward`` / ``adam``: the model on the batch, its first layer reading the
+  feature table in place (``IndexedRows``, as inline-sampled training does since issue 12's
+  fifth session; the two gathers above are then what that saves, not part of a step);
 * ``faults``: minor page faults (``getrusage``) per batch over the whole loop.
 
 Run it once per allocator setting to see what keeping freed memory does (each setting is
@@ -43,6 +45,7 @@ import torch.nn.functional as F  # noqa: E402
 from graphflow import allocator, cores  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow.sparse.rows import IndexedRows  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
@@ -86,10 +89,11 @@ def main(argv: list[str] | None = None) -> int:
             for part, threads in (("gather_1t", 1), ("gather_2t", 0))[::1 if i % 2 else -1]:
                 t0 = time.perf_counter()
                 with intra_op_threads(threads):  # 0: the plan's threads
-                    x = feat.index_select(0, blocks[0].src_nodes)
+                    feat.index_select(0, blocks[0].src_nodes)
                 took[part] = time.perf_counter() - t0
             t0 = time.perf_counter()
-            out = model([Adjacency.from_block(b) for b in blocks], x)
+            rows = IndexedRows(feat, blocks[0].src_nodes)  # x, as the trainer hands it over
+            out = model([Adjacency.from_block(b) for b in blocks], rows)
             loss = F.cross_entropy(out, label.index_select(0, seeds))
             t1 = time.perf_counter()
             opt.zero_grad()

@@ -10,7 +10,8 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    thread), alternating batch by batch in one process so that noise from other processes
    hits both alike. Figure: sampled edges per second (edges of all blocks / time in the
    sampler), and ``call_ratio`` = graphflow / DGL.
-   **Throughput.** The same batches consumed in a row, as a training loop does: graphflow's
+   **Throughput.** Batches consumed in a row, as a training loop does (``--throughput-batches``,
+   default 160, from another fixed permutation; 3 rounds), graphflow's
    ``iterate`` with its defaults (2 background workers, each sampling its own batches on one
    core) against the best of DGL's ways to do it (``sample_blocks`` in a loop, and its
    ``DataLoader`` with 0 and 2 worker processes), in alternating rounds. ``ratio`` =
@@ -20,7 +21,8 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    + ``graphflow.nn.SAGEConv`` on ``Adjacency.from_block``, threads and sampling workers from
    the core policy ``graphflow.cores`` as a ``node_classification`` stage gets them) vs a DGL
    script (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + ``dgl.nn.SAGEConv``, torch's
-   threads). Each epoch is a whole pass over all N nodes in the same fixed order (977 batches
+   threads); both models apply relu in place between layers (as ``GNNStack`` does on
+   SAGE). Each epoch is a whole pass over all N nodes in the same fixed order (977 batches
    at 1M nodes), the epochs of the two alternating (DGL, graphflow, DGL, ...) so that load
    from other processes hits both; ``train_speedup`` = DGL's total epoch time / graphflow's.
    ``--e2e-batches K`` cuts each epoch to its first K batches (a quick check, labelled as
@@ -152,7 +154,7 @@ def _structure_only(g: dgl.DGLGraph) -> dgl.DGLGraph:
 
 
 def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.Tensor],
-                     workers: int | None, rounds: int = 2) -> dict[str, float]:
+                     workers: int | None, rounds: int = 3) -> dict[str, float]:
     """Sampled edges/s when batches are consumed one after another, as training does.
 
     graphflow: ``iterate`` over the batches with its defaults (background workers, one core
@@ -212,6 +214,8 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
 
 
 class GraphflowSAGE(nn.Module):
+    accepts_rows = True  # its first layer is a SAGEConv, as GNNStack.accepts_rows reports
+
     def __init__(self, dims: list[int], dropout: float = 0.0):
         super().__init__()
         self.layers = nn.ModuleList(SAGEConv(a, b, feat_drop=dropout)
@@ -221,7 +225,7 @@ class GraphflowSAGE(nn.Module):
         for i, (layer, adj) in enumerate(zip(self.layers, adjs)):
             x = layer(adj, x)  # (num_dst, out)
             if i + 1 < len(self.layers):
-                x = F.relu(x)
+                x = F.relu(x, inplace=True)  # as GNNStack's relu on a SAGEConv output
         return x
 
 
@@ -235,7 +239,7 @@ class DGLSAGE(nn.Module):
         for i, (layer, block) in enumerate(zip(self.layers, blocks)):
             x = layer(block, x)
             if i + 1 < len(self.layers):
-                x = F.relu(x)
+                x = F.relu(x, inplace=True)  # the same in-place relu as graphflow's peer
         return x
 
 
@@ -245,10 +249,13 @@ def worker_option(workers: int | None) -> dict[str, int]:
 
 
 def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
-                    batch: int, workers: int | None, dropout: float = 0.0) -> tuple[float, int]:
+                    batch: int, workers: int | None, dropout: float = 0.0,
+                    rows: bool = True) -> tuple[float, int]:
     """Seconds for one pass over ``seeds`` with graphflow, and the batches done: threads and
     sampling workers as the core policy gives a sampled ``node_classification`` stage
-    (``--workers`` overrides the workers)."""
+    (``--workers`` overrides the workers), features as the node trainer asks for them
+    (``rows``: ``IndexedRows`` for a model with ``accepts_rows``, read in place when sampled
+    inline; ``--gather`` turns that off)."""
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=batch,
                                               shuffle=False, prefetch=1, threads=1))
     graph = sampler.prepare(data, device)
@@ -260,7 +267,7 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
     with cores.applied(plan):
         t = time.perf_counter()
         for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(0),
-                                  workers=plan.workers):
+                                  workers=plan.workers, rows=rows and model.accepts_rows):
             out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
             loss = F.cross_entropy(out, mb.labels)
             opt.zero_grad()
@@ -366,7 +373,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--workers", type=int, default=None,
                    help="graphflow's background sampling workers (default: the sampler's 2 for the "
                         "throughput section, the core policy's for training)")
-    p.add_argument("--batches", type=int, default=None, help="sampling batches (default 40)")
+    p.add_argument("--batches", type=int, default=None,
+                   help="batches of the call-by-call sampling section (default 40)")
+    p.add_argument("--throughput-batches", type=int, default=None,
+                   help="batches per pass of the throughput section (default 160; 40 at "
+                        "--quick): a pass of 40 took ~0.2 s, short enough for one disturbance "
+                        "to move the ratio by 0.3")
     p.add_argument("--epochs", type=int, default=1,
                    help="whole training epochs per library (default 1; 0 skips training)")
     p.add_argument("--e2e-batches", type=int, default=0,
@@ -404,7 +416,9 @@ def main(argv: list[str] | None = None) -> int:
     batches = seed_batches(nodes, args.batch, count + 2, args.seed)
     sampling, graph = bench_sampling(data, device, batches, warmup=2)
     figures.update(sampling)
-    figures.update(bench_throughput(data, graph, batches[2:], args.workers))
+    passes = args.throughput_batches or (40 if args.quick else 160)
+    in_a_row = seed_batches(nodes, args.batch, passes, args.seed + 1)
+    figures.update(bench_throughput(data, graph, in_a_row, args.workers))
     if args.epochs:
         figures.update(bench_training(data, device, args.batch, args.epochs, args.e2e_batches,
                                       args.seed, args.workers, args.dropout))

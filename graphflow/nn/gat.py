@@ -60,6 +60,10 @@ class GATConv(nn.Module):
         - output: (num_dst, H, F_out)
     """
 
+    #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
+    #: its activation in place.
+    fresh_output = True
+
     def __init__(self, in_dim: int, out_dim: int, heads: int, feat_drop: float = 0.0,
                  attn_drop: float = 0.0, negative_slope: float = 0.2, residual: bool = False,
                  bias: bool = True):

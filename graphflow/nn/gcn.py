@@ -70,6 +70,10 @@ class GCNConv(nn.Module):
         - output: (num_dst, F_out)
     """
 
+    #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
+    #: its activation in place.
+    fresh_output = True
+
     def __init__(self, in_dim: int, out_dim: int, norm: GCNNorm = "both", weight: bool = True,
                  bias: bool = True):
         super().__init__()

@@ -20,15 +20,16 @@ def sage_conv(adj: Adjacency, x: Features, w_self: torch.Tensor, w_neigh: torch.
     :param w_self: / :param w_neigh: (F_out, F_in), ``nn.Linear`` layout. :param bias: (F_out,).
     :returns: (num_dst, F_out).
     """
-    values = adj.norm("row", edge_weight, dtype=x.dtype)  # (nnz,) 1/deg_in(i) * e_ji
+    # The mean runs as a sum scaled by 1/deg_in per destination row (spmm reduce="mean"),
+    # not as an SpMM over (nnz,) normalised values: that array cost more than the SpMM.
     if isinstance(x, SparseFeatures) or x.shape[1] > w_neigh.shape[0]:
         # Project first (F_out < F_in): the SpMM then moves F_out columns, not F_in.
-        h_neigh = spmm(adj, linear(x, w_neigh), values)  # (num_dst, F_out)
+        h_neigh = spmm(adj, linear(x, w_neigh), edge_weight, reduce="mean")  # (num_dst, F_out)
         return linear(x[: adj.num_dst], w_self, bias).add_(h_neigh)
     # Aggregate first, then ONE product over [x_dst | mean]: (num_dst, 2 F_in) @
     # [W_self | W_neigh]^T. Same flops as two products and an add, but one GEMM with twice
     # the inner dimension runs closer to the CPU's peak, and its backward is one GEMM too.
-    h = spmm_cat(adj, x, values)  # (num_dst, 2 F_in) = [x_dst | mean]
+    h = spmm_cat(adj, x, edge_weight, reduce="mean")  # (num_dst, 2 F_in) = [x_dst | mean]
     return linear(h, torch.cat([w_self, w_neigh], 1), bias)  # (num_dst, F_out)
 
 
@@ -54,6 +55,13 @@ class SAGEConv(nn.Module):
           :class:`~graphflow.sparse.features.SparseFeatures`; destinations are ``x[:num_dst]``
         - output: (num_dst, F_out)
     """
+
+    #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
+    #: its activation in place.
+    fresh_output = True
+    #: The input may be :class:`~graphflow.sparse.rows.IndexedRows`: the mean is read straight
+    #: from the feature table (``spmm_cat``), only the destinations' own rows are gathered.
+    accepts_rows = True
 
     def __init__(self, in_dim: int, out_dim: int, bias: bool = True, feat_drop: float = 0.0):
         super().__init__()

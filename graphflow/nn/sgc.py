@@ -55,6 +55,10 @@ class SGConv(nn.Module):
         - output: (N, F_out)
     """
 
+    #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
+    #: its activation in place.
+    fresh_output = True
+
     def __init__(self, in_dim: int, out_dim: int, k: int = 1, cached: bool = False,
                  bias: bool = True):
         super().__init__()

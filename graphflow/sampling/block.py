@@ -16,6 +16,8 @@ from dataclasses import dataclass
 
 import torch
 
+from graphflow.sparse.rows import IndexedRows
+
 
 @dataclass
 class Block:
@@ -76,14 +78,16 @@ class MiniBatch:
     :ivar seeds: int64 (B,) global ids of the output nodes (= ``blocks[-1].dst_nodes``).
     :ivar input_nodes: int64 (num_input,) global ids whose features feed ``blocks[0]``.
     :ivar blocks: one :class:`Block` per layer, input side first.
-    :ivar features: (num_input, F) features of ``input_nodes`` on the output device, or None.
+    :ivar features: (num_input, F) features of ``input_nodes`` on the output device, or None;
+        :class:`~graphflow.sparse.rows.IndexedRows` when the consumer asked for them
+        (``iterate(..., rows=True)``).
     :ivar labels: (B,) or (B, C) labels of ``seeds`` on the output device, or None.
     """
 
     seeds: torch.Tensor
     input_nodes: torch.Tensor
     blocks: list[Block]
-    features: torch.Tensor | None = None
+    features: torch.Tensor | IndexedRows | None = None
     labels: torch.Tensor | None = None
 
     def to(self, device: torch.device | str, non_blocking: bool = False) -> MiniBatch:

@@ -64,10 +64,19 @@ class FeatureStore:
         self.feat = None if feat is None else feat.to(home)
         self.label = None if label is None else label.to(home)
 
-    def gather(self, input_nodes: torch.Tensor,
-               seeds: torch.Tensor) -> tuple[torch.Tensor | None, torch.Tensor | None]:
-        """``feat[input_nodes]`` (num_input, F), ``label[seeds]`` (B, ...), on the output device."""
-        return self._take(self.feat, input_nodes), self._take(self.label, seeds)
+    def gather(self, input_nodes: torch.Tensor, seeds: torch.Tensor, *,
+               features: bool = True) -> tuple[torch.Tensor | None, torch.Tensor | None]:
+        """``feat[input_nodes]`` (num_input, F) (None without ``features``), ``label[seeds]``
+        (B, ...), on the output device."""
+        return (self._take(self.feat, input_nodes) if features else None,
+                self._take(self.label, seeds))
+
+    def local_table(self) -> torch.Tensor | None:
+        """The whole feature table when a batch may read it in place: it is already on the
+        output device (placement ``cpu`` with a CPU output device); else None."""
+        if self.feat is None or self.placement != "cpu" or self.output_device.type != "cpu":
+            return None
+        return self.feat
 
     def _take(self, table: torch.Tensor | None, ids: torch.Tensor) -> torch.Tensor | None:
         if table is None:

@@ -109,5 +109,5 @@ def _record_stream(batch: MiniBatch, stream: torch.cuda.Stream) -> None:
     for b in batch.blocks:
         tensors += [b.src_nodes, b.indptr, b.indices, b.eids]
     for t in tensors:
-        if t is not None and t.is_cuda:
+        if isinstance(t, torch.Tensor) and t.is_cuda:
             t.record_stream(stream)

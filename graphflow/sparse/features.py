@@ -22,6 +22,7 @@ from graphflow.dropout import dropout as fast_dropout
 from graphflow.errors import ConfigError, DataError, DeviceError
 from graphflow.sparse.adjacency import Adjacency
 from graphflow.sparse.ops import spmm
+from graphflow.sparse.rows import IndexedRows, materialize
 
 DEFAULT_DENSITY_THRESHOLD = 0.1
 
@@ -157,7 +158,11 @@ class SparseFeatures:
         raise DataError("sparse features support x[:n] and x[index_tensor] only")
 
 
-Features = Union[torch.Tensor, SparseFeatures]
+Features = Union[torch.Tensor, SparseFeatures, IndexedRows]
+"""What a first layer may receive: dense, sparse (:class:`SparseFeatures`), or rows of a table
+not yet gathered (:class:`~graphflow.sparse.rows.IndexedRows`, only for layers that declare
+``accepts_rows``; :func:`linear`, :func:`matmul`, :func:`dropout` and :func:`to_dense` gather
+them)."""
 
 
 def as_features(x: Features, threshold: float = DEFAULT_DENSITY_THRESHOLD) -> Features:
@@ -185,7 +190,7 @@ def matmul(x: Features, weight: torch.Tensor) -> torch.Tensor:
     if isinstance(x, SparseFeatures):
         _check_weight(x, weight, weight.shape[0])
         return spmm(x.structure, weight, x.values.to(weight.dtype))
-    return x @ weight
+    return materialize(x) @ weight
 
 
 def linear(x: Features, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
@@ -194,7 +199,47 @@ def linear(x: Features, weight: torch.Tensor, bias: torch.Tensor | None = None) 
         _check_weight(x, weight, weight.shape[-1])
         out = spmm(x.structure, weight.t(), x.values.to(weight.dtype))  # (N, F_out)
         return out if bias is None else out.add_(bias)
+    x = materialize(x)
+    if _input_major_weight_grad(x, weight, bias):
+        return _Linear.apply(x, weight, bias)
     return F.linear(x, weight, bias)
+
+
+def _input_major_weight_grad(x: torch.Tensor, weight: torch.Tensor,
+                             bias: torch.Tensor | None) -> bool:
+    """Whether :class:`_Linear` applies: a CPU float product whose weight needs a gradient,
+    on plain tensors (no subclass such as a 2:4-sparse weight), outside autocast."""
+    return (torch.is_grad_enabled() and weight.requires_grad and x.dim() == 2
+            and x.device.type == "cpu" and not torch.is_autocast_enabled("cpu")
+            and type(x) is torch.Tensor and type(weight) in (torch.Tensor, torch.nn.Parameter)
+            and (bias is None or type(bias) in (torch.Tensor, torch.nn.Parameter))
+            and x.dtype == weight.dtype and x.dtype in (torch.float32, torch.float64))
+
+
+class _Linear(torch.autograd.Function):
+    """``F.linear`` (``x @ W^T + b``) whose weight gradient is computed as ``(x^T @ dY)^T``.
+
+    Autograd's linear computes ``dW = dY^T @ x``, to return it in W's row-major layout. On
+    the CPU (MKL, 2 threads) the other orientation is faster for the tall products of a
+    sampled batch: 7.7 against 8.5 ms for a first SAGE layer's 15.9k x 200 inputs and 256
+    outputs, 3.5 against 3.6 ms for the second layer's 2.9k x 512 (alternating, 55 calls
+    each). The transposed result is what W's gradient becomes (AccumulateGrad copies it into
+    W's layout, a (F_out, F_in) copy)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor,  # type: ignore[override]
+                bias: torch.Tensor | None) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return torch.addmm(bias, x, weight.t()) if bias is not None else x @ weight.t()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        grad_x = grad @ weight if ctx.needs_input_grad[0] else None  # (N, F_in)
+        grad_w = (x.t() @ grad).t() if ctx.needs_input_grad[1] else None  # (F_out, F_in)
+        grad_b = grad.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b
 
 
 def _check_weight(x: SparseFeatures, weight: torch.Tensor, in_dim: int) -> None:
@@ -208,14 +253,15 @@ def _check_weight(x: SparseFeatures, weight: torch.Tensor, in_dim: int) -> None:
 
 def dropout(x: Features, p: float, training: bool) -> Features:
     """Dropout (:func:`graphflow.dropout.dropout`, torch's contract with a faster CPU mask);
-    on sparse features it drops (and rescales) the stored values only."""
+    on sparse features it drops (and rescales) the stored values only; indexed rows stay
+    ungathered when nothing is dropped."""
+    if isinstance(x, (SparseFeatures, IndexedRows)) and (not training or p == 0):
+        return x
     if isinstance(x, SparseFeatures):
-        if not training or p == 0:
-            return x
         return x.with_values(fast_dropout(x.values, p, training))
-    return fast_dropout(x, p, training)
+    return fast_dropout(materialize(x), p, training)
 
 
 def to_dense(x: Features) -> torch.Tensor:
     """A dense tensor either way (for layers whose transform is a user module)."""
-    return x.to_dense() if isinstance(x, SparseFeatures) else x
+    return x.to_dense() if isinstance(x, SparseFeatures) else materialize(x)

@@ -1,9 +1,15 @@
-"""``spmm(adj, x, values)``: the single sparse dispatch point of graphflow.
+"""``spmm(adj, x, values, reduce)``: the single sparse dispatch point of graphflow.
 
 Forward ``Y = A @ X``; backward ``dX = A^T @ dY`` through the transposed CSR that the
 :class:`~graphflow.sparse.Adjacency` caches, and, when the edge values require grad,
 ``dA = (dY @ X^T)`` sampled at A's nonzeros only (an SDDMM, chunked so that memory stays
 O(chunk * F), never N x N).
+
+``reduce="mean"`` is ``D^{-1} A X`` with ``D`` the destinations' in-degrees (edges counted,
+0 counted as 1), as PyG's ``spmm(reduce="mean")`` and DGL's ``fn.mean``: the kernel sums and
+the (num_dst, F) result is scaled by row, and the backward scales ``dY`` by row before the
+transposed product, so no (nnz,) array of normalised values is built per adjacency (on a
+sampled batch that array cost more than the SpMM it fed).
 
 Both products run one kernel, :func:`csr_matmul` (``embedding_bag`` in sum mode with
 per-sample weights: a CSR SpMM, which measured fastest on the CPU, see ``docs/sparse.md``).
@@ -13,18 +19,23 @@ The same torch calls run on the CPU and on CUDA, so layers never choose kernels.
 from __future__ import annotations
 
 import math
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import torch
 import torch.nn.functional as F
 
 from graphflow.errors import DataError, DeviceError
 from graphflow.sparse.adjacency import Adjacency, _same_device
+from graphflow.sparse.rows import IndexedRows
 
 SDDMM_CHUNK_ELEMENTS = 1 << 24  # per chunk of the value gradient: edges * features
 
+Reduce = Literal["sum", "mean"]
+REDUCES: tuple[str, ...] = ("sum", "mean")
 
-def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) -> torch.Tensor:
+
+def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
+         reduce: Reduce = "sum") -> torch.Tensor:
     """``A @ x`` with ``A``'s entries ``values`` (CSR order), or :attr:`Adjacency.values`, or 1.
 
     Shapes:
@@ -33,8 +44,17 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) ->
     * multi-head: ``x`` (num_src, H, F) and ``values`` (nnz, H) -> (num_dst, H, F), each head
       aggregated with its own values (attention).
 
+    ``reduce``: ``"sum"`` (default), or ``"mean"``: each destination's sum divided by its
+    in-degree (a destination without in-edges gets 0); with ``values``, the mean of the
+    weighted messages ``1/deg_i * sum_j a_ij x_j``.
+
+    ``x`` may be :class:`~graphflow.sparse.rows.IndexedRows` (``table[index]`` not gathered):
+    the product then reads the table's rows directly (:func:`_spmm_rows`).
+
     Gradients flow to ``x`` and to ``values`` when they require grad.
     """
+    if isinstance(x, IndexedRows):
+        return _spmm_rows(adj, x, values, reduce)
     if not isinstance(x, torch.Tensor):
         raise DataError(f"spmm needs a dense tensor, got {type(x).__name__}; sparse input "
                         f"features go through graphflow.sparse.features.linear")
@@ -44,55 +64,109 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) ->
     if x.dim() == 0 or x.shape[0] != adj.num_src:
         raise DataError(f"features have {x.shape[0] if x.dim() else 0} rows but the adjacency "
                         f"has {adj.num_src} source nodes")
-    if values is None:
-        values = default_values(adj, x.dtype)
-    elif not isinstance(values, torch.Tensor) or not values.dtype.is_floating_point:
-        raise DataError("spmm values must be a floating-point tensor")
-    if not _same_device(values.device, adj.device):
-        raise DeviceError(f"edge values are on {values.device} but the adjacency is on "
-                          f"{adj.device}; move them with .to('{adj.device}')")
-    if values.dtype != x.dtype:
-        values = values.to(x.dtype)
-    if values.dim() == 1:
-        if values.shape[0] != adj.nnz:
-            raise DataError(f"spmm got {values.shape[0]} edge values for {adj.nnz} edges")
+    if reduce not in REDUCES:
+        raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
+    values = _check_values(adj, x.dtype, values)
+    scale = mean_scale(adj, x.dtype) if reduce == "mean" else None
+    if values is None or values.dim() == 1:
         flat = x.reshape(adj.num_src, math.prod(x.shape[1:]))  # (num_src, F)
-        out = _SpMM.apply(adj, values, flat)  # (num_dst, F)
+        out = _SpMM.apply(adj, values, flat, scale)  # (num_dst, F)
         # No view when x is 2-D: callers may add a bias in place to a fresh output.
         return out if x.dim() == 2 else out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
     if values.dim() == 2 and values.shape[0] == adj.nnz and x.dim() >= 2 \
             and x.shape[1] == values.shape[1]:
         heads = values.shape[1]
         flat = x.reshape(adj.num_src, heads, math.prod(x.shape[2:]))  # (num_src, H, F)
-        out = _SpMM.apply(adj, values, flat)  # (num_dst, H, F)
+        out = _SpMM.apply(adj, values, flat, scale)  # (num_dst, H, F)
         return out if x.dim() == 3 else out.reshape((adj.num_dst,) + tuple(x.shape[1:]))
     raise DataError(f"spmm values must have shape ({adj.nnz},) or ({adj.nnz}, H) with x of "
                     f"shape (num_src, H, ...); got values {tuple(values.shape)} and x "
                     f"{tuple(x.shape)}")
 
 
-def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None) -> torch.Tensor:
+def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
+             reduce: Reduce = "sum") -> torch.Tensor:
     """``[x[:num_dst] | A @ x]``: the destinations' own rows beside their aggregate,
     (num_dst, 2 F), for layers that transform both in one product (SAGE).
 
-    The same as ``torch.cat([x[:adj.num_dst], spmm(adj, x, values)], 1)``, but its backward
+    The same as ``torch.cat([x[:adj.num_dst], spmm(adj, x, values, reduce)], 1)``, but its backward
     is one transposed SpMM into a fresh (num_src, F) gradient to which the destinations'
     rows are added in place. Written as slice + cat + spmm, autograd zero-fills a (num_src,
     F) tensor for the slice's gradient and adds it to the SpMM's out of place: three more
     passes over (num_src, F) (16 MB each for a 16k x 256 layer of a sampled batch). Edge
     values that require grad take that general path.
     """
+    if isinstance(x, IndexedRows):  # no gradient to the rows: the plain form is the fast one
+        return torch.cat([x[: adj.num_dst].materialize(), spmm(adj, x, values, reduce)], 1)
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.requires_grad \
             or (values is not None and values.requires_grad):
-        return torch.cat([x[: adj.num_dst], spmm(adj, x, values)], 1)
-    values = default_values(adj, x.dtype) if values is None else values
-    agg = spmm(adj, x.detach(), values)  # checks shapes and devices; (num_dst, F)
-    return _DstCat.apply(adj, x, agg, values.to(x.dtype))
+        return torch.cat([x[: adj.num_dst], spmm(adj, x, values, reduce)], 1)
+    agg = spmm(adj, x.detach(), values, reduce)  # checks shapes and devices; (num_dst, F)
+    return _DstCat.apply(adj, x, agg, _check_values(adj, x.dtype, values),
+                         mean_scale(adj, x.dtype) if reduce == "mean" else None)
 
 
-def default_values(adj: Adjacency, dtype: torch.dtype) -> torch.Tensor:
-    """(nnz,) entries of ``A`` when none are given: :attr:`Adjacency.values`, else ones."""
-    return adj.values if adj.values is not None else adj.ones(dtype)
+def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
+               reduce: Reduce) -> torch.Tensor:
+    """``A @ table[index]`` read straight from the table: the kernel's columns are
+    ``index[adj.indices]``, so the (num_src, F) gather is never made. The same sums in the
+    same order as on the gathered rows. Falls back to the gather when a gradient must flow
+    to the table or the values."""
+    if x.index.shape[0] != adj.num_src:
+        raise DataError(f"features have {x.index.shape[0]} rows but the adjacency has "
+                        f"{adj.num_src} source nodes")
+    if not _same_device(x.device, adj.device):
+        raise DeviceError(f"features are on {x.device} but the adjacency is on {adj.device}; "
+                          f"move one of them with .to(...)")
+    if reduce not in REDUCES:
+        raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
+    values = _check_values(adj, x.dtype, values)
+    if torch.is_grad_enabled() and (x.table.requires_grad or (
+            values is not None and values.requires_grad)) \
+            or (values is not None and values.dim() != 1):
+        return spmm(adj, x.materialize(), values, reduce)
+    # int32 ids when they fit (the kernel then reads half the bytes); only the row pointers
+    # of A are needed here, not its (nnz,) local columns.
+    small = adj.nnz < 2**31 - 1 and x.table.shape[0] < 2**31 - 1
+    indptr = adj.cached(("kernel_indptr", small),
+                        lambda: adj.indptr.int() if small else adj.indptr)
+    index = x.index.int() if small else x.index  # (num_src,) table rows
+    cols = index.index_select(0, adj.indices)  # (nnz,) the table row of each entry
+    out = csr_matmul(KernelCSR(indptr, cols, None if values is None else values.detach()),
+                     x.table.detach(), adj.num_dst)  # (num_dst, F), fresh
+    if reduce == "mean":
+        out.mul_(mean_scale(adj, x.dtype).unsqueeze(1))
+    return out
+
+
+def _check_values(adj: Adjacency, dtype: torch.dtype,
+                  values: torch.Tensor | None) -> torch.Tensor | None:
+    """The entries of ``A`` in ``dtype``: ``values``, else :attr:`Adjacency.values`, else None
+    (all ones: the kernel then sums without weights)."""
+    if values is None:
+        values = adj.values
+        if values is None:
+            return None
+    elif not isinstance(values, torch.Tensor) or not values.dtype.is_floating_point:
+        raise DataError("spmm values must be a floating-point tensor")
+    if not _same_device(values.device, adj.device):
+        raise DeviceError(f"edge values are on {values.device} but the adjacency is on "
+                          f"{adj.device}; move them with .to('{adj.device}')")
+    if values.dim() == 1 and values.shape[0] != adj.nnz:
+        raise DataError(f"spmm got {values.shape[0]} edge values for {adj.nnz} edges")
+    return values if values.dtype == dtype else values.to(dtype)
+
+
+def mean_scale(adj: Adjacency, dtype: torch.dtype) -> torch.Tensor:
+    """(num_dst,) ``1 / max(in-degree, 1)`` in ``dtype``, cached: the row scale of
+    ``reduce="mean"``."""
+    return adj.cached(("mean_scale", dtype),
+                      lambda: adj.in_degrees().clamp(min=1).to(dtype).reciprocal())
+
+
+def _scale_rows(y: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
+    """``y * scale`` broadcast over each row's trailing dims (a new tensor; None: ``y``)."""
+    return y if scale is None else y * scale.view((-1,) + (1,) * (y.dim() - 1))
 
 
 class _DstCat(torch.autograd.Function):
@@ -101,43 +175,49 @@ class _DstCat(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, adj: Adjacency, x: torch.Tensor, agg: torch.Tensor,  # type: ignore[override]
-                values: torch.Tensor) -> torch.Tensor:
-        ctx.adj, ctx.values = adj, values  # values: (nnz,) in x's dtype
+                values: torch.Tensor | None, scale: torch.Tensor | None) -> torch.Tensor:
+        ctx.adj, ctx.values, ctx.scale = adj, values, scale  # (nnz,) / (num_dst,) or None
         return torch.cat([x[: adj.num_dst], agg], 1)  # (num_dst, 2 F)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
         adj: Adjacency = ctx.adj
         f = grad.shape[1] // 2
-        grad_x = csr_matmul(kernel_csr(adj, ctx.values, transpose=True), grad[:, f:],
-                            adj.num_src)  # (num_src, F), fresh
+        grad_x = csr_matmul(kernel_csr(adj, ctx.values, transpose=True),
+                            _scale_rows(grad[:, f:], ctx.scale), adj.num_src)  # (num_src, F)
         grad_x[: adj.num_dst] += grad[:, :f]
-        return None, grad_x, None, None
+        return None, grad_x, None, None, None
 
 
 class _SpMM(torch.autograd.Function):
     """Y = A @ X with A = CSR(adj, values); gradients for X and values.
 
-    One head: values (nnz,), X (num_src, F). H heads: values (nnz, H), X (num_src, H, F),
-    each head its own product (the kernel runs once per head, the SDDMM once for all).
+    One head: values (nnz,) or None (all ones), X (num_src, F). H heads: values (nnz, H),
+    X (num_src, H, F), each head its own product (the kernel runs once per head, the SDDMM
+    once for all). ``scale`` (num_dst,) or None scales the result's rows (``reduce="mean"``).
     """
 
     @staticmethod
-    def forward(ctx, adj: Adjacency, values: torch.Tensor,  # type: ignore[override]
-                x: torch.Tensor) -> torch.Tensor:
-        ctx.adj = adj
+    def forward(ctx, adj: Adjacency, values: torch.Tensor | None,  # type: ignore[override]
+                x: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
+        ctx.adj, ctx.scale = adj, scale
         ctx.save_for_backward(values, x if ctx.needs_input_grad[1] else None)
-        if values.dim() == 1:
-            return csr_matmul(kernel_csr(adj, values), x, adj.num_dst)  # (num_dst, F)
-        return _per_head(_kernel_index(adj, False), values.detach().t(), x, adj.num_dst)
+        if values is None or values.dim() == 1:
+            out = csr_matmul(kernel_csr(adj, values), x, adj.num_dst)  # (num_dst, F)
+        else:
+            out = _per_head(_kernel_index(adj, False), values.detach().t(), x, adj.num_dst)
+        if scale is not None:
+            out.mul_(scale.view((-1,) + (1,) * (out.dim() - 1)))
+        return out
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
         adj: Adjacency = ctx.adj
         values, x = ctx.saved_tensors
+        grad = _scale_rows(grad, ctx.scale)  # d(D^-1 A X) = A^T (D^-1 dY)
         grad_values = grad_x = None
         if ctx.needs_input_grad[2]:
-            if values.dim() == 1:
+            if values is None or values.dim() == 1:
                 grad_x = csr_matmul(kernel_csr(adj, values, transpose=True), grad,
                                     adj.num_src)  # (num_src, F)
             else:
@@ -146,7 +226,7 @@ class _SpMM(torch.autograd.Function):
                                    adj.num_src)  # (num_src, H, F)
         if ctx.needs_input_grad[1]:
             grad_values = sddmm(adj, grad, x)  # (nnz,) or (nnz, H)
-        return None, grad_values, grad_x
+        return None, grad_values, grad_x, None
 
 
 def _per_head(index: tuple[torch.Tensor, torch.Tensor], values: torch.Tensor, x: torch.Tensor,
@@ -161,15 +241,18 @@ def _per_head(index: tuple[torch.Tensor, torch.Tensor], values: torch.Tensor, x:
 
 
 class KernelCSR(NamedTuple):
-    """What the SpMM kernel reads: int32 (or int64) row pointers and columns, and values."""
+    """What the SpMM kernel reads: int32 (or int64) row pointers and columns, and values
+    (None: all ones)."""
 
     indptr: torch.Tensor  # (rows + 1,)
     indices: torch.Tensor  # (nnz,)
-    values: torch.Tensor  # (nnz,)
+    values: torch.Tensor | None  # (nnz,)
 
 
-def kernel_csr(adj: Adjacency, values: torch.Tensor, transpose: bool = False) -> KernelCSR:
-    """``A`` (or ``A^T``) with entries ``values`` (given in A's CSR order), for the kernel.
+def kernel_csr(adj: Adjacency, values: torch.Tensor | None,
+               transpose: bool = False) -> KernelCSR:
+    """``A`` (or ``A^T``) with entries ``values`` (given in A's CSR order; None: all ones),
+    for the kernel.
 
     Indices are int32 when they fit (the kernel then reads half the bytes), built once per
     Adjacency. For ``A^T`` the values are permuted into its CSR order; that permutation is
@@ -177,8 +260,8 @@ def kernel_csr(adj: Adjacency, values: torch.Tensor, transpose: bool = False) ->
     so a training loop does it once.
     """
     indptr, indices = _kernel_index(adj, transpose)
-    if not transpose:
-        return KernelCSR(indptr, indices, values.detach())
+    if values is None or not transpose:
+        return KernelCSR(indptr, indices, None if values is None else values.detach())
     last = adj._cache.get("t_values")
     if isinstance(last, tuple) and last[0] is values:
         return KernelCSR(indptr, indices, last[1])

@@ -14,6 +14,7 @@ node, full neighborhoods: a full-graph forward, or layer-wise inference in batch
 from __future__ import annotations
 
 import contextlib
+import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +27,7 @@ from graphflow.errors import ConfigError, DataError
 from graphflow.sampling.block import Block, MiniBatch
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
+from graphflow.sparse.rows import IndexedRows
 from graphflow.train.metrics import classification_report
 
 Progress = Callable[..., Any]
@@ -148,6 +150,10 @@ class MiniBatches:
         self.use_sampled_features = use_sampled_features
         self.inference_batch_size = inference_batch_size
         self.progress = progress
+        # Features as IndexedRows (read in place by the first layer) when the model takes
+        # them and the sampler's iterate() can give them (graphflow.sparse.rows).
+        self.rows = bool(getattr(model, "accepts_rows", False)) and use_sampled_features \
+            and takes_keyword(getattr(sampler, "iterate", None), "rows")
         if hasattr(sampler, "check_layers") and hasattr(model, "num_layers"):
             sampler.check_layers(model.num_layers)
         if not hasattr(sampler, "iterate"):
@@ -165,8 +171,10 @@ class MiniBatches:
         """Minibatches over ``seeds`` in a shuffled order (the sampler's ``iterate`` when it
         has one, with the stage's sampling workers; else ``sample`` per ``batch_size``)."""
         if hasattr(self.sampler, "iterate"):
-            workers = {} if self.workers is None else {"workers": self.workers}
-            yield from self.sampler.iterate(self.graph, seeds, self.generator, **workers)
+            kwargs: dict[str, Any] = {} if self.workers is None else {"workers": self.workers}
+            if self.rows:
+                kwargs["rows"] = True
+            yield from self.sampler.iterate(self.graph, seeds, self.generator, **kwargs)
             return
         order = torch.randperm(seeds.shape[0], generator=self.generator)
         for batch in seeds[order].split(self.sampler.options.batch_size):
@@ -183,7 +191,9 @@ class MiniBatches:
                                 f"MiniBatch of blocks; this task needs a block sampler such "
                                 f'as type = "neighbor"')
             adjs = [self.block_adjacency(b.to(dev)) for b in mb.blocks]
-            if self.use_sampled_features and mb.features is not None:
+            if isinstance(mb.features, IndexedRows) and mb.features.device == dev:
+                x = mb.features  # (num_input, F), not gathered
+            elif self.use_sampled_features and mb.features is not None:
                 x = mb.features.to(dev)  # (num_input, F)
             else:
                 x = self.x[mb.input_nodes.cpu()].to(dev)  # (num_input, F)
@@ -211,3 +221,15 @@ class MiniBatches:
             out = self.model.inference(self.adj, self.x, batch_size=self.inference_batch_size,
                                        device=self.stepper.device, progress=self.progress)
         return out.float()
+
+
+def takes_keyword(fn: Any, name: str) -> bool:
+    """Whether callable ``fn`` accepts keyword argument ``name`` (False for None)."""
+    if fn is None:
+        return False
+    try:
+        params = inspect.signature(fn).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD
+                                 for p in params.values())

@@ -136,3 +136,33 @@ def test_unknown_norm_and_non_square_inference(graph):
     block, _ = row_block(adj, 0, 10)
     with pytest.raises(DataError, match=r"needs the full \(square\) graph, got 10 x"):
         gcn_stack().inference(block, g.feat, batch_size=4)
+
+
+@pytest.mark.parametrize("make", ["sage", "gin"])
+@pytest.mark.parametrize("norm, residual", [("none", False), ("batch", False), ("none", True)])
+def test_in_place_activation_only_where_safe_and_same_gradients(graph, make, norm, residual):
+    """relu runs in place on layers that return a fresh tensor (``fresh_output``), after a
+    norm and after a skip sum, and the forward and every gradient equal the out-of-place
+    stack's; a GIN layer (its MLP's output may be saved) keeps the out-of-place relu."""
+    g, adj = graph
+    dims = [12, 16, 16, 3]
+
+    def build():
+        torch.manual_seed(0)
+        layer = (lambda a, b: SAGEConv(a, b)) if make == "sage" else \
+            (lambda a, b: GINConv(torch.nn.Sequential(torch.nn.Linear(a, b), torch.nn.Tanh())))
+        return GNNStack([layer(dims[i], dims[i + 1]) for i in range(3)], dims, dropout=0.0,
+                        norm=norm, residual=residual)
+
+    fast, plain = build(), build()
+    plain.acts = torch.nn.ModuleList(torch.nn.ReLU() for _ in plain.acts)
+    expect_inplace = make == "sage" or norm != "none" or residual
+    assert all(a.inplace == expect_inplace for a in fast.acts)
+    outs = []
+    for stack in (fast, plain):
+        out = stack(adj, g.feat)
+        out.square().sum().backward()  # GIN's tanh output would fail an in-place relu here
+        outs.append((out.detach(), [p.grad for p in stack.parameters()]))
+    torch.testing.assert_close(outs[0][0], outs[1][0])
+    for a, b in zip(outs[0][1], outs[1][1]):
+        torch.testing.assert_close(a, b)

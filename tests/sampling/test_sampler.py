@@ -80,8 +80,8 @@ def test_cuda_device_without_cuda_is_a_device_error(tiny_graph):
         sampler(features="pinned").prepare(tiny_graph, CPU)
 
 
-def batches_of(s: NeighborSampler, graph, seeds, seed: int):
-    return list(s.iterate(graph, seeds, torch.Generator().manual_seed(seed)))
+def batches_of(s: NeighborSampler, graph, seeds, seed: int, **kwargs):
+    return list(s.iterate(graph, seeds, torch.Generator().manual_seed(seed), **kwargs))
 
 
 def same(a, b) -> bool:
@@ -92,15 +92,20 @@ def same(a, b) -> bool:
         for x, y in zip(a, b))
 
 
-def test_iterate_is_deterministic_and_prefetch_and_workers_change_nothing(tiny_graph):
-    from graphflow.generate import sbm
+def sbm_data(nodes: int, blocks: int, seed: int):
+    """An SBM graph with 8 features and labels: (the generated graph, its GraphData)."""
     from graphflow.compat.dgl import dgl
+    from graphflow.generate import sbm
     from graphflow.graph import GraphData, NodeIds
 
-    gen = sbm(400, 4, 8, p_in=0.05, p_out=0.005, seed=0)
-    g = dgl.graph((gen.src, gen.dst), num_nodes=400)
+    gen = sbm(nodes, blocks, 8, p_in=0.05, p_out=0.005, seed=seed)
+    g = dgl.graph((gen.src, gen.dst), num_nodes=nodes)
     g.ndata["feat"], g.ndata["label"] = gen.feat, gen.label
-    data = GraphData(g, NodeIds.identity(400))
+    return gen, GraphData(g, NodeIds.identity(nodes))
+
+
+def test_iterate_is_deterministic_and_prefetch_and_workers_change_nothing(tiny_graph):
+    gen, data = sbm_data(400, 4, seed=0)
     seeds = torch.arange(0, 400, 3)
     inline = sampler(fanouts=[5, 5], batch_size=32, prefetch=0)
     graph = inline.prepare(data, CPU)
@@ -134,3 +139,21 @@ def test_intra_op_threads_are_restored():
     assert torch.get_num_threads() == before
     with intra_op_threads(0):
         assert torch.get_num_threads() == before
+
+
+def test_iterate_gives_indexed_rows_only_inline_and_when_asked(tiny_graph):
+    from graphflow.sparse.rows import IndexedRows
+
+    gen, data = sbm_data(300, 3, seed=1)
+    seeds = torch.arange(0, 300, 2)
+    s = sampler(fanouts=[4, 4], batch_size=40)
+    graph = s.prepare(data, CPU)
+    eager = batches_of(s, graph, seeds, 3, workers=0)
+    rows = list(s.iterate(graph, seeds, torch.Generator().manual_seed(3), workers=0, rows=True))
+    assert len(rows) == len(eager)
+    for a, b in zip(eager, rows):  # the same batches; only the features are left ungathered
+        assert isinstance(b.features, IndexedRows) and b.features.table is graph.store.feat
+        assert torch.equal(b.features.materialize(), a.features)
+        assert torch.equal(b.labels, a.labels) and torch.equal(b.input_nodes, a.input_nodes)
+    ahead = list(s.iterate(graph, seeds, torch.Generator().manual_seed(3), workers=1, rows=True))
+    assert all(isinstance(mb.features, torch.Tensor) for mb in ahead)  # a worker gathers

@@ -126,3 +126,31 @@ def test_weight_device_and_width_are_checked():
     with pytest.raises(DataError, match="sparse features have 7 columns but the layer expects "
                                         "5 input features"):
         matmul(sf, torch.ones(5, 3, dtype=torch.float64))
+
+
+def test_dense_linear_matches_torch_linear_with_its_weight_gradient_orientation():
+    """graphflow's dense linear (weight gradient as (x^T dY)^T on the CPU) gives F.linear's
+    output and gradients, and passes gradcheck, with and without a bias."""
+    from graphflow.sparse import features as feats
+
+    g = torch.Generator().manual_seed(0)
+    for bias in (True, False):
+        x = torch.randn(30, 7, generator=g, dtype=torch.float64, requires_grad=True)
+        w = torch.randn(5, 7, generator=g, dtype=torch.float64, requires_grad=True)
+        b = torch.randn(5, generator=g, dtype=torch.float64, requires_grad=True) if bias else None
+        out = feats.linear(x, w, b)
+        assert out.grad_fn is not None and "_Linear" in type(out.grad_fn).__name__
+        up = torch.randn(30, 5, generator=g, dtype=torch.float64)
+        got = torch.autograd.grad((out * up).sum(), [t for t in (x, w, b) if t is not None])
+        ref = torch.nn.functional.linear(x, w, b)
+        want = torch.autograd.grad((ref * up).sum(), [t for t in (x, w, b) if t is not None])
+        torch.testing.assert_close(out, ref)
+        for a, c in zip(got, want):
+            torch.testing.assert_close(a, c)
+        torch.autograd.gradcheck(lambda x, w: feats.linear(x, w, b), (x, w))
+    # no weight gradient wanted, or under autocast: torch's own linear
+    w0 = torch.randn(5, 7, generator=g)
+    assert feats.linear(torch.randn(3, 7), w0).grad_fn is None
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        out = feats.linear(torch.randn(3, 7), w0.requires_grad_())
+    assert "_Linear" not in type(out.grad_fn).__name__

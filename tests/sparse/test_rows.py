@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphflow.errors import DataError
+from graphflow.errors import DataError, DeviceError
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.sage import SAGEConv
 from graphflow.nn.stack import GNNStack
@@ -58,10 +58,13 @@ def test_a_table_that_needs_a_gradient_gets_it_through_the_gather():
     torch.testing.assert_close(t1.grad, t2.grad)
 
 
-def test_row_count_mismatch_is_a_data_error():
+def test_row_count_and_device_mismatches_are_one_line_errors():
     table, index, adj, _ = case()
     with pytest.raises(DataError, match="features have 19 rows but the adjacency has 20"):
         spmm(adj, IndexedRows(table, index[:19]))
+    elsewhere = IndexedRows(table.to("meta"), index.to("meta"))  # any device but the CPU
+    with pytest.raises(DeviceError, match="features are on meta but the adjacency is on cpu"):
+        spmm(adj, elsewhere)
 
 
 def test_feature_helpers_gather_when_they_must():

@@ -53,9 +53,7 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
 
     Gradients flow to ``x`` and to ``values`` when they require grad.
     """
-    if isinstance(x, IndexedRows):
-        return _spmm_rows(adj, x, values, reduce)
-    if not isinstance(x, torch.Tensor):
+    if not isinstance(x, (torch.Tensor, IndexedRows)):
         raise DataError(f"spmm needs a dense tensor, got {type(x).__name__}; sparse input "
                         f"features go through graphflow.sparse.features.linear")
     if not _same_device(x.device, adj.device):
@@ -67,6 +65,8 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
     if reduce not in REDUCES:
         raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
     values = _check_values(adj, x.dtype, values)
+    if isinstance(x, IndexedRows):
+        return _spmm_rows(adj, x, values, reduce)
     scale = mean_scale(adj, x.dtype) if reduce == "mean" else None
     if values is None or values.dim() == 1:
         flat = x.reshape(adj.num_src, math.prod(x.shape[1:]))  # (num_src, F)
@@ -108,19 +108,10 @@ def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None
 
 def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
                reduce: Reduce) -> torch.Tensor:
-    """``A @ table[index]`` read straight from the table: the kernel's columns are
-    ``index[adj.indices]``, so the (num_src, F) gather is never made. The same sums in the
-    same order as on the gathered rows. Falls back to the gather when a gradient must flow
-    to the table or the values."""
-    if x.index.shape[0] != adj.num_src:
-        raise DataError(f"features have {x.index.shape[0]} rows but the adjacency has "
-                        f"{adj.num_src} source nodes")
-    if not _same_device(x.device, adj.device):
-        raise DeviceError(f"features are on {x.device} but the adjacency is on {adj.device}; "
-                          f"move one of them with .to(...)")
-    if reduce not in REDUCES:
-        raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
-    values = _check_values(adj, x.dtype, values)
+    """``A @ table[index]`` read straight from the table (``x`` and ``values`` checked by
+    :func:`spmm`): the kernel's columns are ``index[adj.indices]``, so the (num_src, F)
+    gather is never made. The same sums in the same order as on the gathered rows. Falls
+    back to the gather when a gradient must flow to the table or the values."""
     if torch.is_grad_enabled() and (x.table.requires_grad or (
             values is not None and values.requires_grad)) \
             or (values is not None and values.dim() != 1):
@@ -134,9 +125,8 @@ def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
     cols = index.index_select(0, adj.indices)  # (nnz,) the table row of each entry
     out = csr_matmul(KernelCSR(indptr, cols, None if values is None else values.detach()),
                      x.table.detach(), adj.num_dst)  # (num_dst, F), fresh
-    if reduce == "mean":
-        out.mul_(mean_scale(adj, x.dtype).unsqueeze(1))
-    return out
+    return _scale_rows(out, mean_scale(adj, x.dtype) if reduce == "mean" else None,
+                       inplace=True)
 
 
 def _check_values(adj: Adjacency, dtype: torch.dtype,
@@ -164,9 +154,14 @@ def mean_scale(adj: Adjacency, dtype: torch.dtype) -> torch.Tensor:
                       lambda: adj.in_degrees().clamp(min=1).to(dtype).reciprocal())
 
 
-def _scale_rows(y: torch.Tensor, scale: torch.Tensor | None) -> torch.Tensor:
-    """``y * scale`` broadcast over each row's trailing dims (a new tensor; None: ``y``)."""
-    return y if scale is None else y * scale.view((-1,) + (1,) * (y.dim() - 1))
+def _scale_rows(y: torch.Tensor, scale: torch.Tensor | None,
+                inplace: bool = False) -> torch.Tensor:
+    """``y * scale`` broadcast over each row's trailing dims (None: ``y``); ``inplace``
+    overwrites ``y`` (a fresh output), else a new tensor."""
+    if scale is None:
+        return y
+    scale = scale.view((-1,) + (1,) * (y.dim() - 1))
+    return y.mul_(scale) if inplace else y * scale
 
 
 class _DstCat(torch.autograd.Function):
@@ -206,9 +201,7 @@ class _SpMM(torch.autograd.Function):
             out = csr_matmul(kernel_csr(adj, values), x, adj.num_dst)  # (num_dst, F)
         else:
             out = _per_head(_kernel_index(adj, False), values.detach().t(), x, adj.num_dst)
-        if scale is not None:
-            out.mul_(scale.view((-1,) + (1,) * (out.dim() - 1)))
-        return out
+        return _scale_rows(out, scale, inplace=True)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]

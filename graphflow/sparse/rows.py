@@ -50,10 +50,6 @@ class IndexedRows:
     def device(self) -> torch.device:
         return self.table.device
 
-    @property
-    def requires_grad(self) -> bool:
-        return self.table.requires_grad
-
     def dim(self) -> int:
         return 2
 

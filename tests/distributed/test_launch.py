@@ -160,7 +160,13 @@ def test_launch_local_2_trains_sage_like_one_process_with_original_ids(papers, l
     assert len(digests) == 2 and digests[0] == digests[1]  # DDP kept the replicas equal
     accuracy = record["metrics"]["test_acc"]
     assert accuracy > 0.8, record["metrics"]
-    assert abs(accuracy - single["test_acc"]) <= 0.02, (accuracy, single["test_acc"])
+    # DistDGL's servers draw the neighbours with their own generators, so the two runs see
+    # different samples: their test accuracies on 240 nodes differ by chance. Three standard
+    # errors of the difference of two such accuracies (0.047 at 0.97) bound the chance gap; a
+    # run that trained worse than one process falls outside it. 0.02 (1.3 SE) failed in CI.
+    p, n = single["test_acc"], 240
+    tolerance = 3 * (2 * max(p * (1 - p), 0.02 * 0.98) / n) ** 0.5
+    assert abs(accuracy - p) <= tolerance, (accuracy, p, tolerance)
     predictions = pq.read_table(papers / "dist" / "predictions.parquet").to_pydict()
     assert sorted(predictions["id"]) == [f"paper-{i:04d}" for i in range(800)]
     assert not list((papers / "dist").glob("*.part*"))  # one assembled file, nothing else

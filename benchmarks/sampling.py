@@ -68,7 +68,7 @@ from graphflow.generate import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
 from graphflow.nn import SAGEConv  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, SampledGraph  # noqa: E402
-from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
@@ -394,7 +394,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for both peers (graphflow.allocator; "
                         "default retain, as graphflow run sets it)")
+    p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
+                   help="graphflow's CPU dense products (graphflow.sparse.gemm; default auto, "
+                        "as graphflow run: oneDNN when torch has it; torch: MKL, as DGL's "
+                        "nn.Linear uses)")
     args = p.parse_args(argv)
+    with gemm.applied(args.gemm) as products:
+        print(f"graphflow's dense products: {products['backend']} (--gemm {args.gemm}); "
+              f"DGL's nn.Linear: torch", flush=True)
+        return run(args)
+
+
+def run(args: argparse.Namespace) -> int:
+    """The sections ``main`` chose, with graphflow's products already set."""
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both peers)", flush=True)
     if args.threads:
@@ -402,7 +414,7 @@ def main(argv: list[str] | None = None) -> int:
         dgl.utils.set_num_threads(args.threads)
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
-                                  "allocator": malloc,
+                                  "allocator": malloc, "gemm": gemm.current(),
                                   "fanouts": FANOUTS, "batch": args.batch}
     if args.products:
         figures.update(bench_products(device, args.batch, args.products_batches, args.seed,

@@ -32,6 +32,7 @@ from graphflow.cores import CoreOptions
 from graphflow.errors import ConfigError, did_you_mean
 from graphflow.options import coerce, parse_options
 from graphflow.registry import ComponentInfo, Registry
+from graphflow.sparse import gemm
 
 SECTIONS: dict[str, Kind | None] = {
     "pipeline": None,
@@ -56,6 +57,7 @@ class PipelineSettings:
     out_dir: Path | None = None  # None: runs/<name> under the working directory
     cores: int = 0  # the core budget of graphflow.cores; 0: torch's thread count at the start
     allocator: str = "retain"  # graphflow.allocator: "retain" freed memory, or "system" malloc
+    gemm: str = "auto"  # graphflow.sparse.gemm: CPU dense products by "onednn" or "torch"
 
 
 @dataclass(frozen=True)
@@ -110,7 +112,7 @@ class PipelineConfig:
         out: dict[str, Any] = {
             "pipeline": {"name": s.name, "seed": s.seed, "device": s.device,
                          "out_dir": str(s.out_dir) if s.out_dir else None, "cores": s.cores,
-                         "allocator": s.allocator},
+                         "allocator": s.allocator, "gemm": s.gemm},
             "load": self.load.resolved(),
             "transform": [t.resolved() for t in self.transforms],
         }
@@ -258,7 +260,7 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
         raise ConfigError(f"{src}: [pipeline] must be a table")
     fields = {f.name: f.type for f in dataclasses.fields(PipelineSettings)}
     hints = {"name": str, "seed": int, "device": str, "out_dir": Path, "cores": int,
-             "allocator": str}
+             "allocator": str, "gemm": str}
     values = {}
     for key, value in table.items():
         if key not in fields:
@@ -272,6 +274,11 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
         raise ConfigError(f'{src}: pipeline.allocator: expected "retain" (keep freed memory '
                           f'for the next batch) or "system" (malloc as it is), got '
                           f'"{values["allocator"]}"')
+    products = values.get("gemm", "auto")
+    if products not in gemm.CHOICES:
+        raise ConfigError(f'{src}: pipeline.gemm: expected "auto" (oneDNN when torch has it), '
+                          f'"onednn" or "torch" for the CPU dense products, got "{products}"'
+                          f'{did_you_mean(products.lower(), gemm.CHOICES)}')
     device = values.get("device", "auto")
     if not _valid_device(device):
         raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '

@@ -25,6 +25,7 @@ from graphflow.memory import PeakMemory
 from graphflow.record import RunRecord
 from graphflow.registry import ComponentInfo
 from graphflow.seed import seed_everything
+from graphflow.sparse import gemm
 from graphflow.signals import Terminated, finishing, safe_point
 
 
@@ -68,31 +69,33 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
                        config_hash=config.digest(), seed=settings.seed, device=device,
                        write=world.is_main)
     record.data["allocator"] = allocator.apply(settings.allocator)  # type: ignore[arg-type]
-    try:
-        host.broadcast("graphflow_pipeline_start", ctx=ctx)
-        for spec, action in _plan(config):
-            _run_stage(ctx, record, spec, action)
-        ctx.stage = None
-    except BaseException as exc:
-        status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
-        finishing()  # a further signal must not cut the record of this one short
-        if isinstance(exc, Terminated):  # SIGTERM / SIGHUP / SIGINT under the CLI
-            status, record.data["signal"] = exc.status, exc.name
+    with gemm.applied(settings.gemm) as products:  # CPU dense products, restored after
+        record.data["gemm"] = products
         try:
-            host.broadcast("graphflow_pipeline_error", ctx=ctx, stage=ctx.stage, error=exc)
-        except GraphflowError as hook_exc:
-            ctx.info(f"warning: {hook_exc}")
+            host.broadcast("graphflow_pipeline_start", ctx=ctx)
+            for spec, action in _plan(config):
+                _run_stage(ctx, record, spec, action)
+            ctx.stage = None
+        except BaseException as exc:
+            status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            finishing()  # a further signal must not cut the record of this one short
+            if isinstance(exc, Terminated):  # SIGTERM / SIGHUP / SIGINT under the CLI
+                status, record.data["signal"] = exc.status, exc.name
+            try:
+                host.broadcast("graphflow_pipeline_error", ctx=ctx, stage=ctx.stage, error=exc)
+            except GraphflowError as hook_exc:
+                ctx.info(f"warning: {hook_exc}")
+            record.data.update(world.describe())
+            record.finish(status=status, metrics=ctx.metrics, outputs=ctx.outputs,
+                          error=f"{type(exc).__name__}: {exc}", reports=ctx.reports)
+            raise
+        if ctx.metrics_path.exists():
+            ctx.add_output(ctx.metrics_path, "epoch log")
+        finishing()
         record.data.update(world.describe())
-        record.finish(status=status, metrics=ctx.metrics, outputs=ctx.outputs,
-                      error=f"{type(exc).__name__}: {exc}", reports=ctx.reports)
-        raise
-    if ctx.metrics_path.exists():
-        ctx.add_output(ctx.metrics_path, "epoch log")
-    finishing()
-    record.data.update(world.describe())
-    data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs,
-                         reports=ctx.reports)
-    host.broadcast("graphflow_pipeline_end", ctx=ctx, record=data)
+        data = record.finish(status="ok", metrics=ctx.metrics, outputs=ctx.outputs,
+                             reports=ctx.reports)
+        host.broadcast("graphflow_pipeline_end", ctx=ctx, record=data)
     return RunResult(record=data, ctx=ctx)
 
 

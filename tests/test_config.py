@@ -62,6 +62,14 @@ def test_bad_allocator_value(tmp_path, toy_host):
                     toy_host.registry)
 
 
+def test_bad_gemm_value_suggests_the_near_match(tmp_path, toy_host):
+    with pytest.raises(ConfigError, match='pipeline.gemm: expected "auto" .*"onednn" or "torch" '
+                                          r'for the CPU dense products, got "oneDNN" \(did you '
+                                          r'mean "onednn"\?\)'):
+        load_config(write(tmp_path, '[pipeline]\ngemm = "oneDNN"\n[load]\ntype="tiny"\n'),
+                    toy_host.registry)
+
+
 def test_unknown_type_lists_choices(tmp_path, toy_host):
     with pytest.raises(UnknownComponentError) as err:
         load_config(write(tmp_path, '[load]\ntype = "tinny"\n'), toy_host.registry)

@@ -8,6 +8,7 @@ from graphflow.config import load_config
 from graphflow.errors import DataError, PluginError
 from graphflow.plugin import hookimpl
 from graphflow.runner import run_pipeline
+from graphflow.sparse import gemm
 
 
 class Recorder:
@@ -49,6 +50,28 @@ def run(tmp_path, host, text, overrides=()):
     return run_pipeline(config, host, quiet=True)
 
 
+class GemmSpy:
+    """Notes the dense-product backend in force while the pipeline's stages run."""
+
+    def __init__(self):
+        self.seen = []
+
+    @hookimpl
+    def graphflow_stage_start(self, ctx, stage):
+        self.seen.append(gemm.current())
+
+
+def test_the_gemm_choice_holds_for_the_run_and_is_undone_after(tmp_path, toy_host,
+                                                               toy_pipeline):
+    spy = GemmSpy()
+    toy_host.pm.register(spy, name="gemm-spy")
+    before = gemm.current()
+    result = run(tmp_path, toy_host, toy_pipeline, overrides=["pipeline.gemm=torch"])
+    assert result.record["gemm"] == {"requested": "torch", "backend": "torch"}
+    assert set(spy.seen) == {"torch"}
+    assert gemm.current() == before
+
+
 def test_stages_run_in_order_and_hooks_see_them(tmp_path, toy_host, toy_pipeline):
     recorder = Recorder()
     toy_host.pm.register(recorder, name="recorder")
@@ -82,6 +105,8 @@ def test_run_record(tmp_path, toy_host, toy_pipeline):
     assert record["metrics"]["nodes"] == 6.0
     assert record["config"]["pipeline"]["allocator"] == "retain"
     assert record["allocator"]["allocator"] in ("retain", "system")  # system off glibc
+    assert record["config"]["pipeline"]["gemm"] == "auto"
+    assert record["gemm"] == {"requested": "auto", "backend": gemm.resolve("auto")}
     assert record["outputs"] == [
         {"path": str(tmp_path.resolve() / "emb.txt"), "what": "embeddings", "section": "export.0"},
         {"path": str(out / "metrics.jsonl"), "what": "epoch log", "section": ""},

@@ -1,0 +1,217 @@
+"""The dense products of a layer's linear map, ``x @ W^T + b``: one dispatch point.
+
+On the CPU torch runs ``addmm`` / ``mm`` through MKL, whose sgemm takes its AVX2 path on AMD
+processors. oneDNN (shipped inside torch as ``mkldnn``) picks its kernels by instruction set
+instead, and on this project's AMD EPYC (AVX-512 with full-width units) it runs the same
+float32 products about twice as fast: a sampled SAGE batch's first layer, 15.9k x 200 -> 256,
+3.4 against 7.4 ms forward (``benchmarks/gemm.py``). Both compute in float32 (no reduced
+precision); the results differ in rounding only (summation order).
+
+Shapes, for ``x`` (M, K), ``W`` (N, K), ``b`` (N,), ``dY`` (M, N)::
+
+    forward        Y  = x W^T + b          (M, N)   1x1 convolution over M channels-last rows
+    input grad     dx = dY W               (M, K)   oneDNN inner product with weight W^T
+    weight grad    dW = dY^T x             (N, K)   1x1 convolution's weight gradient
+    bias grad      db = sum_rows dY        (N,)
+
+The (M, C) row-major tensors are read as (1, C, M, 1) channels-last images without a copy.
+oneDNN builds a kernel per shape and caches it; a sampled batch has a new M every batch, and
+for the weight gradient building one cost more than the product (a one-off same-process A/B
+over 100-batch partial epochs: 45.9 against 39.2 ms a batch). So the weight gradient runs
+oneDNN on the first ``M - M % ROW_BUCKET`` rows (a few shapes per epoch, all cached) and adds
+the last rows' small product from torch (a sum over rows splits exactly).
+
+:func:`applied` chooses the backend for a run (``[pipeline] gemm``: ``"auto"``, ``"onednn"``
+or ``"torch"``; the runner records it in ``run.json``). ``"auto"``, the default, is oneDNN
+when torch has it enabled. Products that are not float32 on the CPU, smaller than
+:data:`MIN_MACS` multiply-adds (where oneDNN's fixed cost loses), under autocast, or on tensor
+subclasses (a 2:4-sparse weight) go to torch whatever the choice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+
+from graphflow.errors import ConfigError
+
+Gemm = Literal["auto", "onednn", "torch"]
+CHOICES: tuple[str, ...] = ("auto", "onednn", "torch")
+
+ROW_BUCKET = 64
+"""The weight gradient's oneDNN product covers a multiple of this many rows."""
+MIN_MACS = 1 << 20
+"""Products of fewer multiply-adds (M K N) than this go to torch (oneDNN's fixed cost wins
+there: 2708 x 16 -> 7 took 0.032 against 0.026 ms; 2708 x 64 -> 64 0.081 against 0.109)."""
+
+_backend: str = "auto"
+
+
+def onednn_available() -> bool:
+    """Whether torch has oneDNN built in and enabled (``torch.backends.mkldnn``)."""
+    return bool(torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+                and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
+
+
+def resolve(choice: str) -> str:
+    """``"onednn"`` or ``"torch"``: what ``choice`` means on this machine."""
+    if choice not in CHOICES:
+        raise ConfigError(f'gemm must be one of {", ".join(CHOICES)}, got "{choice}"')
+    if choice == "auto":
+        return "onednn" if onednn_available() else "torch"
+    return choice
+
+
+def current() -> str:
+    """The backend now in use for CPU products (resolved)."""
+    return resolve(_backend)
+
+
+@contextmanager
+def applied(choice: str) -> Iterator[dict[str, str]]:
+    """Use ``choice`` for the products inside the block, then restore the previous one.
+
+    Yields what ``run.json`` records: ``{"requested": choice, "backend": resolved}``.
+    """
+    global _backend
+    backend = resolve(choice)
+    if backend == "onednn" and not onednn_available():
+        raise ConfigError('gemm = "onednn" needs torch built with oneDNN (mkldnn) and '
+                          'torch.backends.mkldnn.enabled; use "auto" or "torch"')
+    before, _backend = _backend, choice
+    try:
+        yield {"requested": choice, "backend": backend}
+    finally:
+        _backend = before
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor,
+           bias: torch.Tensor | None = None) -> torch.Tensor:
+    """``F.linear(x, weight, bias)``: ``x`` (M, K), ``weight`` (N, K), ``bias`` (N,) -> (M, N),
+    through oneDNN where :func:`current` says so and the product qualifies."""
+    if _onednn(x, weight, bias):
+        if torch.is_grad_enabled() and (x.requires_grad or weight.requires_grad or (
+                bias is not None and bias.requires_grad)):
+            return _OneDNNLinear.apply(x, weight, bias)
+        return _forward(x, weight, bias)
+    if _input_major_weight_grad(x, weight, bias):
+        return _Linear.apply(x, weight, bias)
+    return F.linear(x, weight, bias)
+
+
+def _plain(t: torch.Tensor | None) -> bool:
+    return t is None or type(t) in (torch.Tensor, torch.nn.Parameter)
+
+
+def _onednn(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> bool:
+    return (x.dim() == 2 and weight.dim() == 2 and x.device.type == "cpu"
+            and x.dtype == weight.dtype == torch.float32
+            and (bias is None or bias.dtype == torch.float32)
+            and x.shape[0] * x.shape[1] * weight.shape[0] >= MIN_MACS
+            and _plain(x) and _plain(weight) and _plain(bias)
+            and not torch.is_autocast_enabled("cpu") and current() == "onednn")
+
+
+def _nhwc(a: torch.Tensor) -> torch.Tensor:
+    """(M, C) row-major as a (1, C, M, 1) channels-last image: the same memory."""
+    return a.view(1, a.shape[0], 1, a.shape[1]).permute(0, 3, 1, 2)
+
+
+def _rows(image: torch.Tensor) -> torch.Tensor:
+    """A (1, C, M, 1) image as a fresh (M, C) row-major tensor (no copy when channels-last;
+    not a view, so that callers may change it in place)."""
+    image = image.contiguous(memory_format=torch.channels_last)
+    return torch.ops.aten._unsafe_view(image.permute(0, 2, 3, 1),
+                                       [image.shape[2], image.shape[1]])
+
+
+def _forward(x: torch.Tensor, weight: torch.Tensor,
+             bias: torch.Tensor | None) -> torch.Tensor:
+    """(M, N) = x W^T + b."""
+    n = weight.shape[0]
+    image = F.conv2d(_nhwc(x.contiguous()), weight.contiguous().view(n, -1, 1, 1),
+                     None if bias is None else bias.contiguous())
+    return _rows(image)
+
+
+def _input_grad(grad: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """(M, K) = dY W: an inner product whose (K, N) weight is W^T (a view, no copy)."""
+    return torch.ops.mkldnn._linear_pointwise(grad, weight.t(), None, "none", [], "")
+
+
+def _weight_grad(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
+    """(N, K) = dY^T x: oneDNN over a multiple of :data:`ROW_BUCKET` rows, torch the rest."""
+    m = x.shape[0]
+    n, k = weight.shape
+    head = m - m % ROW_BUCKET
+    if head == 0:
+        return grad.t() @ x
+    out = torch.ops.aten.convolution_backward(
+        _nhwc(grad[:head]), _nhwc(x[:head]), weight.detach().contiguous().view(n, k, 1, 1),
+        None, [1, 1], [0, 0], [1, 1], False, [0, 0], 1, [False, True, False])[1]
+    out = out.reshape(n, k)
+    if head < m:
+        out = out.addmm_(grad[head:].t(), x[head:])
+    return out
+
+
+class _OneDNNLinear(torch.autograd.Function):
+    """``x W^T + b`` with its three products in oneDNN (see the module docstring)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor,  # type: ignore[override]
+                bias: torch.Tensor | None) -> torch.Tensor:
+        x = x.contiguous()
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return _forward(x, weight, bias)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        grad = grad.contiguous()
+        grad_x = _input_grad(grad, weight) if ctx.needs_input_grad[0] else None
+        grad_w = _weight_grad(grad, x, weight) if ctx.needs_input_grad[1] else None
+        grad_b = grad.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b
+
+
+def _input_major_weight_grad(x: torch.Tensor, weight: torch.Tensor,
+                             bias: torch.Tensor | None) -> bool:
+    """Whether :class:`_Linear` applies: a CPU float product whose weight needs a gradient,
+    on plain tensors (no subclass such as a 2:4-sparse weight), outside autocast."""
+    return (torch.is_grad_enabled() and weight.requires_grad and x.dim() == 2
+            and x.device.type == "cpu" and not torch.is_autocast_enabled("cpu")
+            and _plain(x) and _plain(weight) and _plain(bias)
+            and x.dtype == weight.dtype and x.dtype in (torch.float32, torch.float64))
+
+
+class _Linear(torch.autograd.Function):
+    """``F.linear`` (``x @ W^T + b``) whose weight gradient is computed as ``(x^T @ dY)^T``:
+    the torch backend's CPU path.
+
+    Autograd's linear computes ``dW = dY^T @ x``, to return it in W's row-major layout. On
+    the CPU (MKL, 2 threads) the other orientation is faster for the tall products of a
+    sampled batch: 7.7 against 8.5 ms for a first SAGE layer's 15.9k x 200 inputs and 256
+    outputs, 3.5 against 3.6 ms for the second layer's 2.9k x 512 (alternating, 55 calls
+    each). The transposed result is what W's gradient becomes (AccumulateGrad copies it into
+    W's layout, a (F_out, F_in) copy)."""
+
+    @staticmethod
+    def forward(ctx, x: torch.Tensor, weight: torch.Tensor,  # type: ignore[override]
+                bias: torch.Tensor | None) -> torch.Tensor:
+        ctx.save_for_backward(x, weight)
+        ctx.has_bias = bias is not None
+        return torch.addmm(bias, x, weight.t()) if bias is not None else x @ weight.t()
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        x, weight = ctx.saved_tensors
+        grad_x = grad @ weight if ctx.needs_input_grad[0] else None  # (N, F_in)
+        grad_w = (x.t() @ grad).t() if ctx.needs_input_grad[1] else None  # (F_out, F_in)
+        grad_b = grad.sum(0) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return grad_x, grad_w, grad_b

@@ -10,7 +10,7 @@ import torch
 from torch import nn
 
 from graphflow.errors import ConfigError
-from graphflow.sparse import Adjacency, spmm
+from graphflow.sparse import Adjacency, gemm, spmm
 from graphflow.sparse.features import Features, SparseFeatures, matmul
 
 GCNNorm = Literal["both", "right", "none"]
@@ -39,7 +39,7 @@ def gcn_conv(adj: Adjacency, x: Features, weight: torch.Tensor | None = None,
         out = spmm(adj, matmul(x, weight), values)  # (num_dst, F_out)
     else:
         agg = spmm(adj, x, values)  # (num_dst, F_in)
-        return agg @ weight if bias is None else torch.addmm(bias, agg, weight)
+        return gemm.linear(agg, weight.t(), bias)  # (num_dst, F_out)
     # `out` is a fresh tensor that nothing saved for backward: add the bias in place.
     return out if bias is None else out.add_(bias)
 

@@ -4,6 +4,8 @@
 * :func:`spmm`: ``A @ x`` with autograd to ``x`` and to the edge values (SDDMM).
 * :func:`edge_softmax`: softmax of edge scores over each destination's in-edges.
 * :class:`SparseFeatures` / :func:`as_features`: CSR input features for a first layer.
+* :mod:`graphflow.sparse.gemm`: the one dense dispatch point, a layer's ``x W^T + b`` on the
+  CPU through oneDNN or torch.
 """
 
 from graphflow.sparse.adjacency import Adjacency, Transposed

@@ -190,7 +190,7 @@ def matmul(x: Features, weight: torch.Tensor) -> torch.Tensor:
     if isinstance(x, SparseFeatures):
         _check_weight(x, weight, weight.shape[0])
         return spmm(x.structure, weight, x.values.to(weight.dtype))
-    return materialize(x) @ weight
+    return gemm.linear(materialize(x), weight.t())  # (N, F_out)
 
 
 def linear(x: Features, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:

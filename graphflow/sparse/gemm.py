@@ -15,11 +15,14 @@ Shapes, for ``x`` (M, K), ``W`` (N, K), ``b`` (N,), ``dY`` (M, N)::
     bias grad      db = sum_rows dY        (N,)
 
 The (M, C) row-major tensors are read as (1, C, M, 1) channels-last images without a copy.
-oneDNN builds a kernel per shape and caches it; a sampled batch has a new M every batch, and
-for the weight gradient building one cost more than the product (a one-off same-process A/B
-over 100-batch partial epochs: 45.9 against 39.2 ms a batch). So the weight gradient runs
-oneDNN on the first ``M - M % ROW_BUCKET`` rows (a few shapes per epoch, all cached) and adds
-the last rows' small product from torch (a sum over rows splits exactly).
+oneDNN builds a kernel per shape and caches it, and a sampled batch has a new M every batch:
+building the kernels cost more than the products (page faults and system time for their code,
+and memory that grew by ~130 MB every 100 batches). So every product runs oneDNN on the first
+``M - M % ROW_BUCKET`` rows (a few shapes per epoch, all cached) and torch on the last rows:
+the weight gradient (a sum over rows) adds the two parts, the forward and the input gradient
+stack them. A one-off same-process A/B over 400-batch partial epochs of
+``benchmarks/sampling.py``'s graph: 39.1 ms a batch with a kernel per M, 34.5-37.3 with
+buckets of 64 rows, 35.1-35.6 with 256, 36.9 with 1024, against 43.8-43.9 for torch.
 
 :func:`applied` chooses the backend for a run (``[pipeline] gemm``: ``"auto"``, ``"onednn"``
 or ``"torch"``; the runner records it in ``run.json``). ``"auto"``, the default, is oneDNN
@@ -30,7 +33,7 @@ subclasses (a 2:4-sparse weight) go to torch whatever the choice.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Literal
 
@@ -42,8 +45,8 @@ from graphflow.errors import ConfigError
 Gemm = Literal["auto", "onednn", "torch"]
 CHOICES: tuple[str, ...] = ("auto", "onednn", "torch")
 
-ROW_BUCKET = 64
-"""The weight gradient's oneDNN product covers a multiple of this many rows."""
+ROW_BUCKET = 256
+"""oneDNN runs on a multiple of this many rows; torch takes the remaining ones."""
 MIN_MACS = 1 << 20
 """Products of fewer multiply-adds (M K N) than this go to torch (oneDNN's fixed cost wins
 there: 2708 x 16 -> 7 took 0.032 against 0.026 ms; 2708 x 64 -> 64 0.081 against 0.109)."""
@@ -132,15 +135,39 @@ def _rows(image: torch.Tensor) -> torch.Tensor:
 def _forward(x: torch.Tensor, weight: torch.Tensor,
              bias: torch.Tensor | None) -> torch.Tensor:
     """(M, N) = x W^T + b."""
-    n = weight.shape[0]
-    image = F.conv2d(_nhwc(x.contiguous()), weight.contiguous().view(n, -1, 1, 1),
-                     None if bias is None else bias.contiguous())
-    return _rows(image)
+    x, weight = x.contiguous(), weight.contiguous()
+    bias = None if bias is None else bias.contiguous()
+
+    def onednn(rows: torch.Tensor) -> torch.Tensor:
+        n = weight.shape[0]
+        return _rows(F.conv2d(_nhwc(rows), weight.view(n, -1, 1, 1), bias))
+
+    def rest(rows: torch.Tensor) -> torch.Tensor:
+        return rows @ weight.t() if bias is None else torch.addmm(bias, rows, weight.t())
+
+    return _by_rows(onednn, rest, x)
 
 
 def _input_grad(grad: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:
     """(M, K) = dY W: an inner product whose (K, N) weight is W^T (a view, no copy)."""
-    return torch.ops.mkldnn._linear_pointwise(grad, weight.t(), None, "none", [], "")
+    return _by_rows(lambda rows: torch.ops.mkldnn._linear_pointwise(
+        rows, weight.t(), None, "none", [], ""), lambda rows: rows @ weight, grad)
+
+
+def _by_rows(onednn: Callable[[torch.Tensor], torch.Tensor],
+             rest: Callable[[torch.Tensor], torch.Tensor], a: torch.Tensor) -> torch.Tensor:
+    """A row-wise product of ``a`` (M, .): ``onednn`` on the first ``M - M % ROW_BUCKET``
+    rows, ``rest`` (torch) on the others, the two stacked. The stacking copies the result
+    once; a new oneDNN kernel for every M of a sampled epoch cost more (page faults and
+    system time for the kernel code: a one-off A/B over 400-batch partial epochs, 39.1
+    against 34.5-37.3 ms a batch)."""
+    m = a.shape[0]
+    head = m - m % ROW_BUCKET
+    if head == m:
+        return onednn(a)
+    if head == 0:
+        return rest(a)
+    return torch.cat([onednn(a[:head]), rest(a[head:])])
 
 
 def _weight_grad(grad: torch.Tensor, x: torch.Tensor, weight: torch.Tensor) -> torch.Tensor:

@@ -20,8 +20,12 @@ def grads(fn, x, w, b, up):
     return out, torch.autograd.grad((out * up).sum(), ins)
 
 
+B = gemm.ROW_BUCKET
+
+
 @needs_onednn
-@pytest.mark.parametrize("rows", [1, 63, 64, 200, 4099])  # below, at and off the row bucket
+@pytest.mark.parametrize("rows", [1, B - 1, B, 2 * B + 188, 16 * B + 3])  # torch only, oneDNN
+# only, and both: oneDNN on the row buckets, torch on the rest
 @pytest.mark.parametrize("bias", [True, False])
 def test_onednn_linear_matches_float64_linear_with_every_gradient(rows, bias):
     g = torch.Generator().manual_seed(rows)
@@ -45,16 +49,17 @@ def test_onednn_output_is_fresh_contiguous_and_can_be_changed_in_place():
     """The (M, N) result is channels-last memory read as rows, not a view: a relu in place
     after it (as GNNStack does) keeps autograd's gradients right."""
     g = torch.Generator().manual_seed(0)
-    x = torch.randn(700, 128, generator=g)
-    w = torch.randn(64, 128, generator=g, requires_grad=True)
-    with gemm.applied("onednn"):
-        out = gemm.linear(x, w)
-        assert out.is_contiguous() and out._base is None
-        y = F.relu(out, inplace=True)
-        (gw,) = torch.autograd.grad(y.sum(), [w])
-    wd = w.detach().double().requires_grad_()
-    (want,) = torch.autograd.grad(F.relu(F.linear(x.double(), wd)).sum(), [wd])
-    torch.testing.assert_close(gw.double(), want, rtol=1e-5, atol=1e-3)
+    for rows in (2 * B, 2 * B + 188):  # oneDNN only; oneDNN and torch stacked
+        x = torch.randn(rows, 128, generator=g)
+        w = torch.randn(64, 128, generator=g, requires_grad=True)
+        with gemm.applied("onednn"):
+            out = gemm.linear(x, w)
+            assert out.is_contiguous() and out._base is None
+            y = F.relu(out, inplace=True)
+            (gw,) = torch.autograd.grad(y.sum(), [w])
+        wd = w.detach().double().requires_grad_()
+        (want,) = torch.autograd.grad(F.relu(F.linear(x.double(), wd)).sum(), [wd])
+        torch.testing.assert_close(gw.double(), want, rtol=1e-5, atol=1e-3)
 
 
 @needs_onednn

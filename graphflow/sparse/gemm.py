@@ -4,8 +4,9 @@ On the CPU torch runs ``addmm`` / ``mm`` through MKL, whose sgemm takes its AVX2
 processors. oneDNN (shipped inside torch as ``mkldnn``) picks its kernels by instruction set
 instead, and on this project's AMD EPYC (AVX-512 with full-width units) it runs the same
 float32 products about twice as fast: a sampled SAGE batch's first layer, 15.9k x 200 -> 256,
-3.4 against 7.4 ms forward (``benchmarks/gemm.py``). Both compute in float32 (no reduced
-precision); the results differ in rounding only (summation order).
+took 3.4 against 7.4 ms forward at one fixed shape, 4.3 against 7.7 with the rows changing
+per call as a sampler's do (``benchmarks/gemm.py``; docs/cores.md). Both compute in float32
+(no reduced precision); the results differ in rounding only (summation order).
 
 Shapes, for ``x`` (M, K), ``W`` (N, K), ``b`` (N,), ``dY`` (M, N)::
 

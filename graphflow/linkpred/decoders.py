@@ -18,6 +18,8 @@ from typing import Literal
 import torch
 from torch import nn
 
+from graphflow.nn.linear import Linear
+
 DecoderName = Literal["dot", "mlp", "bilinear"]
 
 
@@ -36,7 +38,7 @@ class MLPDecoder(nn.Module):
 
     def __init__(self, dim: int):
         super().__init__()
-        self.net = nn.Sequential(nn.Linear(dim, dim), nn.ReLU(), nn.Linear(dim, 1))
+        self.net = nn.Sequential(Linear(dim, dim), nn.ReLU(), Linear(dim, 1))
 
     def forward(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
         return self.net(hu * hv).squeeze(-1)  # (P,)

@@ -8,6 +8,7 @@ from torch import nn
 
 from graphflow.components import Model
 from graphflow.nn.gin import GINConv
+from graphflow.nn.linear import Linear
 from graphflow.nn.stack import GNNStack
 from graphflow.options import option
 from graphflow_plugins.models.options import StackOptions
@@ -30,7 +31,7 @@ def mlp(in_dim: int, hidden: int, out_dim: int, layers: int) -> nn.Module:
     widths = [in_dim] + [hidden] * (layers - 1) + [out_dim]
     mods: list[nn.Module] = []
     for i in range(layers):
-        mods.append(nn.Linear(widths[i], widths[i + 1]))
+        mods.append(Linear(widths[i], widths[i + 1]))  # nn.Linear, graphflow's products
         if i < layers - 1:
             mods.append(nn.ReLU())
     return nn.Sequential(*mods)

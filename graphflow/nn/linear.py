@@ -1,0 +1,24 @@
+"""``nn.Linear`` whose product goes through graphflow's dense dispatch point.
+
+The same module as torch's (parameters ``weight`` (F_out, F_in) and ``bias`` (F_out,), the
+same initialisation and state dict), but a 2-D input's ``x @ W^T + b`` runs through
+:func:`graphflow.sparse.gemm.linear`: oneDNN on the CPU where that is faster
+(docs/cores.md), torch otherwise. For the MLPs inside models (GIN, link decoders).
+"""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+from graphflow.sparse import gemm
+
+
+class Linear(nn.Linear):
+    """:class:`torch.nn.Linear` with its 2-D products dispatched by
+    :mod:`graphflow.sparse.gemm`; (*, F_in) -> (*, F_out)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.dim() != 2:
+            return super().forward(x)
+        return gemm.linear(x, self.weight, self.bias)

@@ -279,6 +279,9 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
         raise ConfigError(f'{src}: pipeline.gemm: expected "auto" (oneDNN when torch has it), '
                           f'"onednn" or "torch" for the CPU dense products, got "{products}"'
                           f'{did_you_mean(products.lower(), gemm.CHOICES)}')
+    if products == "onednn" and not gemm.onednn_available():
+        raise ConfigError(f'{src}: pipeline.gemm: "onednn" needs torch built with oneDNN '
+                          f'(mkldnn) and torch.backends.mkldnn.enabled; use "auto" or "torch"')
     device = values.get("device", "auto")
     if not _valid_device(device):
         raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '

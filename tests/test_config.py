@@ -70,6 +70,17 @@ def test_bad_gemm_value_suggests_the_near_match(tmp_path, toy_host):
                     toy_host.registry)
 
 
+@pytest.mark.filterwarnings("ignore:TF32 acceleration")
+def test_gemm_onednn_without_onednn_is_refused_at_validation(tmp_path, toy_host):
+    import torch
+
+    with torch.backends.mkldnn.flags(enabled=False):
+        with pytest.raises(ConfigError, match='pipeline.gemm: "onednn" needs torch built with '
+                                              'oneDNN .*; use "auto" or "torch"'):
+            load_config(write(tmp_path, '[pipeline]\ngemm = "onednn"\n[load]\ntype="tiny"\n'),
+                        toy_host.registry)
+
+
 def test_unknown_type_lists_choices(tmp_path, toy_host):
     with pytest.raises(UnknownComponentError) as err:
         load_config(write(tmp_path, '[load]\ntype = "tinny"\n'), toy_host.registry)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Literal
 
 import torch
@@ -57,7 +58,12 @@ _backend: str = "auto"
 
 def onednn_available() -> bool:
     """Whether torch has oneDNN built in and enabled (``torch.backends.mkldnn``)."""
-    return bool(torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled
+    return bool(torch.backends.mkldnn.enabled and _onednn_built())
+
+
+@cache
+def _onednn_built() -> bool:
+    return bool(torch.backends.mkldnn.is_available()
                 and hasattr(torch.ops.mkldnn, "_linear_pointwise"))
 
 

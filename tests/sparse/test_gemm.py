@@ -144,3 +144,22 @@ def test_sparse_features_linear_routes_dense_inputs_here():
         assert type(linear(x, w).grad_fn).__name__.startswith("_OneDNNLinear")
     with gemm.applied("torch"):
         assert type(linear(x, w).grad_fn).__name__.startswith("_Linear")
+
+
+@needs_onednn
+@pytest.mark.parametrize("k, n", [(3, 5), (1, 64), (1433, 7)])  # narrow and wide, off 16
+def test_onednn_odd_widths_match_float64(k, n):
+    g = torch.Generator().manual_seed(k * n)
+    x = torch.randn(2 * B + 7, k, generator=g, requires_grad=True)
+    w = torch.randn(n, k, generator=g, requires_grad=True)
+    b = torch.randn(n, generator=g, requires_grad=True)
+    up = torch.randn(x.shape[0], n, generator=g)
+    with gemm.applied("onednn"), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(gemm, "MIN_MACS", 0)
+        out, got = grads(gemm.linear, x, w, b, up)
+        assert type(out.grad_fn).__name__.startswith("_OneDNNLinear")
+    d = [t.detach().double().requires_grad_() for t in (x, w, b)]
+    ref, want = grads(F.linear, *d, up.double())
+    torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-4)
+    for a, c in zip(got, want):
+        torch.testing.assert_close(a.double(), c, rtol=1e-5, atol=1e-3)

@@ -274,14 +274,10 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
         raise ConfigError(f'{src}: pipeline.allocator: expected "retain" (keep freed memory '
                           f'for the next batch) or "system" (malloc as it is), got '
                           f'"{values["allocator"]}"')
-    products = values.get("gemm", "auto")
-    if products not in gemm.CHOICES:
-        raise ConfigError(f'{src}: pipeline.gemm: expected "auto" (oneDNN when torch has it), '
-                          f'"onednn" or "torch" for the CPU dense products, got "{products}"'
-                          f'{did_you_mean(products.lower(), gemm.CHOICES)}')
-    if products == "onednn" and not gemm.onednn_available():
-        raise ConfigError(f'{src}: pipeline.gemm: "onednn" needs torch built with oneDNN '
-                          f'(mkldnn) and torch.backends.mkldnn.enabled; use "auto" or "torch"')
+    try:
+        gemm.validate(values.get("gemm", "auto"))
+    except ConfigError as exc:
+        raise ConfigError(f"{src}: pipeline.gemm: {exc}") from None
     device = values.get("device", "auto")
     if not _valid_device(device):
         raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '

@@ -37,14 +37,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
-from typing import Literal
-
 import torch
 import torch.nn.functional as F
 
-from graphflow.errors import ConfigError
+from graphflow.errors import ConfigError, did_you_mean
 
-Gemm = Literal["auto", "onednn", "torch"]
 CHOICES: tuple[str, ...] = ("auto", "onednn", "torch")
 
 ROW_BUCKET = 256
@@ -68,12 +65,24 @@ def _onednn_built() -> bool:
 
 
 def resolve(choice: str) -> str:
-    """``"onednn"`` or ``"torch"``: what ``choice`` means on this machine."""
+    """``"onednn"`` or ``"torch"``: what ``choice`` means on this machine (``"auto"``: oneDNN
+    when available). An unknown choice is a ConfigError."""
     if choice not in CHOICES:
-        raise ConfigError(f'gemm must be one of {", ".join(CHOICES)}, got "{choice}"')
+        raise ConfigError(f'expected "auto" (oneDNN when torch has it), "onednn" or "torch" '
+                          f'for the CPU dense products, got "{choice}"'
+                          f'{did_you_mean(choice.lower(), CHOICES)}')
     if choice == "auto":
         return "onednn" if onednn_available() else "torch"
     return choice
+
+
+def validate(choice: str) -> str:
+    """:func:`resolve`, refusing ``"onednn"`` where torch has no oneDNN enabled."""
+    backend = resolve(choice)
+    if backend == "onednn" and not onednn_available():
+        raise ConfigError('"onednn" needs torch built with oneDNN (mkldnn) and '
+                          'torch.backends.mkldnn.enabled; use "auto" or "torch"')
+    return backend
 
 
 def current() -> str:
@@ -88,10 +97,10 @@ def applied(choice: str) -> Iterator[dict[str, str]]:
     Yields what ``run.json`` records: ``{"requested": choice, "backend": resolved}``.
     """
     global _backend
-    backend = resolve(choice)
-    if backend == "onednn" and not onednn_available():
-        raise ConfigError('gemm = "onednn" needs torch built with oneDNN (mkldnn) and '
-                          'torch.backends.mkldnn.enabled; use "auto" or "torch"')
+    try:
+        backend = validate(choice)
+    except ConfigError as exc:
+        raise ConfigError(f"gemm: {exc}") from None
     before, _backend = _backend, choice
     try:
         yield {"requested": choice, "backend": backend}

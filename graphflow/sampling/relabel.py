@@ -9,8 +9,13 @@ sources, each once. With ``new = sorted(unique(nbr) \\ dst)``::
 Two persistent scratch buffers of the graph's size, on the graph's device (one pair per
 sampling thread, see :meth:`~graphflow.sampling.csc.CSCGraph.scratch`), do this without a
 sort of ``nbr`` and without a hash map: a bool ``flags`` (N,) marks the sampled sources, and
-an int64 ``table`` (N,) maps global to local id. ``flags`` is restored to all-False before
-returning; ``table`` needs no reset, because every entry read is written first.
+an int32 ``table`` (N,) maps global to local id (int64 from N = 2**31 on). ``flags`` is
+restored to all-False before returning; ``table`` needs no reset, because every entry read is
+written first.
+
+The table is int32 because local ids are below N: 4 MB per sampling thread at 1M nodes
+instead of 8, so more of its random writes and reads hit the cache (figures in
+docs/sampling.md, "Seventh session").
 
 For a small ``nbr`` relative to ``N`` the O(N) scan of ``flags`` would dominate, so
 ``new`` is found by ``torch.unique(nbr)`` instead; both paths give the same sorted ``new``.
@@ -40,7 +45,7 @@ def relabel(csc: CSCGraph, dst: torch.Tensor,
     n = dst.shape[0]
     device = dst.device
     flags = csc.scratch("flags", torch.bool, 0)  # (N,) all False between calls
-    table = csc.scratch("table", torch.int64, -1)  # (N,) global -> local id
+    table = csc.scratch("table", index_dtype(csc.num_nodes), -1)  # (N,) global -> local id
     if nbr.shape[0] * SCAN_RATIO < csc.num_nodes:
         cand = torch.unique(nbr)  # (u,) sorted
         flags.index_fill_(0, dst, True)
@@ -51,7 +56,13 @@ def relabel(csc: CSCGraph, dst: torch.Tensor,
         flags.index_fill_(0, dst, False)
         new = flat_nonzero(flags)  # (n_new,) sorted
         flags.index_fill_(0, new, False)
-    table.index_copy_(0, dst, torch.arange(n, device=device))
-    table.index_copy_(0, new, torch.arange(n, n + new.shape[0], device=device))
-    local = table.index_select(0, nbr)  # (nnz,)
+    table.index_copy_(0, dst, torch.arange(n, dtype=table.dtype, device=device))
+    table.index_copy_(0, new, torch.arange(n, n + new.shape[0], dtype=table.dtype,
+                                           device=device))
+    local = table.index_select(0, nbr).long()  # (nnz,)
     return torch.cat([dst, new]), local
+
+
+def index_dtype(num_nodes: int) -> torch.dtype:
+    """The smallest integer type that holds every local id of a graph of ``num_nodes``."""
+    return torch.int32 if num_nodes < 2**31 else torch.int64

@@ -42,3 +42,13 @@ def test_no_neighbors_gives_only_destinations():
     csc = empty_csc(10)
     src_nodes, local = relabel(csc, torch.tensor([3, 1]), torch.zeros(0, dtype=torch.int64))
     assert src_nodes.tolist() == [3, 1] and local.numel() == 0
+
+
+def test_the_table_is_int32_below_two_to_the_31_nodes_and_local_ids_are_int64():
+    csc = empty_csc(100)
+    src_nodes, local = relabel(csc, torch.tensor([9, 4]), torch.tensor([4, 70, 70, 12]))
+    assert local.dtype == torch.int64 and src_nodes.dtype == torch.int64
+    assert local.tolist() == [1, 3, 3, 2]
+    assert csc.scratch("table", torch.int32, -1).dtype == torch.int32  # the one relabel made
+    assert relabel_mod.index_dtype(2**31 - 1) == torch.int32
+    assert relabel_mod.index_dtype(2**31) == torch.int64

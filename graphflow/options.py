@@ -126,10 +126,21 @@ def coerce(value: Any, annotation: Any, *, where: str, base_dir: Path | None = N
     if isinstance(value, int) and not isinstance(value, bool) and not _fits_int64(value):
         raise ConfigError(f"{where}: {value} is out of range; integers must lie between "
                           f"-2**63 and 2**63 - 1")
+    hint = did_you_mean(value, _literal_strings(annotation)) if isinstance(value, str) else ""
     raise ConfigError(
         f"{where}: expected {type_name(annotation)}, got {_toml_repr(value)} "
-        f"({_toml_type(value)})"
+        f"({_toml_type(value)}){hint}"
     )
+
+
+def _literal_strings(ann: Any) -> list[str]:
+    """The string values a ``Literal`` annotation (or a union holding one) allows."""
+    origin = typing.get_origin(ann)
+    if origin is Literal:
+        return [a for a in typing.get_args(ann) if isinstance(a, str)]
+    if origin in (Union, types.UnionType):
+        return [s for arm in typing.get_args(ann) for s in _literal_strings(arm)]
+    return []
 
 
 def _fits_int64(value: int) -> bool:

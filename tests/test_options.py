@@ -70,6 +70,13 @@ def test_literal_lists_the_choices():
         parse({"name": "x", "norm": "bn"})
 
 
+def test_literal_suggests_the_near_choice():
+    with pytest.raises(ConfigError, match='got "layr" \\(string\\) \\(did you mean "layer"\\?\\)$'):
+        parse({"name": "x", "norm": "layr"})
+    with pytest.raises(ConfigError, match='got "bn" \\(string\\)$'):  # nothing near: no hint
+        parse({"name": "x", "norm": "bn"})
+
+
 def test_missing_required_option():
     with pytest.raises(ConfigError, match="train.name: required option of 'demo' is missing"):
         parse({})

@@ -289,9 +289,20 @@ class SkipGram:
             pairs += result[1]
         return loss_sum, pairs, done + walks.shape[0]
 
-    def embeddings(self) -> torch.Tensor:
-        """float32 (N, D) input vectors, on the CPU."""
-        return self.emb[: self.num_nodes].detach().float().cpu().clone()
+    def embeddings(self, readout: Readout = "input") -> torch.Tensor:
+        """float32 (N, D) node vectors on the CPU: the input vectors (``"input"``, word2vec's
+        and gensim's ``wv``), or the input plus the output vectors (``"sum"``, ``w + c``:
+        Levy, Goldberg & Dagan 2015; GloVe's readout)."""
+        if readout not in READOUTS:
+            raise ValueError(f"readout = {readout!r}: must be one of {', '.join(READOUTS)}")
+        emb = self.emb[: self.num_nodes].detach()
+        if readout == "sum":
+            emb = emb + self.ctx[: self.num_nodes].detach()
+        return emb.float().cpu().clone()
+
+
+Readout = Literal["input", "sum"]
+READOUTS: tuple[str, ...] = ("input", "sum")
 
 
 def bf16_matmul_supported(device: torch.device) -> bool:

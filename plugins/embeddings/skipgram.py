@@ -42,6 +42,9 @@ class SkipGramOptions:
         "auto", "Dtype of the batched score and gradient products (tables and updates stay "
         "float32): auto = bfloat16 where the device multiplies it natively (CPUs with "
         "AVX512-BF16/AMX, recent GPUs), else float32.")
+    readout: Literal["input", "sum"] = option(
+        "input", 'The exported node vectors: "input" (word2vec\'s and gensim\'s wv) or "sum", '
+        "the input plus the output (context) vectors (w + c, Levy et al. 2015; GloVe's).")
     eval: bool = option(False, "After training, run embedding_eval's node classification "
                         "(and link prediction when the sampler held out edges).")
     eval_train_fraction: float = option(0.5, "eval: training share of the labelled nodes when "
@@ -158,7 +161,7 @@ class SkipGramTask(Task):
                 train_seconds += time.perf_counter() - t1
             loss = float(loss_sum / pairs.clamp(min=1))
             ctx.log_epoch(epoch, loss=loss, lr=linear_lr(lr0, done, total))
-        ctx.artifacts.embeddings = model.embeddings()
+        ctx.artifacts.embeddings = model.embeddings(o.readout)
         ctx.log_metrics(skipgram_loss=loss, walk_seconds=walk_seconds,
                         train_seconds=train_seconds)
         ctx.info(f"skipgram: {n} nodes x {o.dim} dims, loss {loss:.4f} "

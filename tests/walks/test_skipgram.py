@@ -270,3 +270,18 @@ def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
     guess = (z @ centroid.t()).argmax(1)
     agree = float((guess == data.label).float().mean())
     assert max(agree, 1 - agree) > 0.95  # 0.99 measured
+
+
+def test_readouts_are_the_input_vectors_or_input_plus_output():
+    graph = two_cliques()
+    model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3), graph.in_strength(),
+                     CPU, torch.Generator().manual_seed(0))
+    walks = random_walks(graph, torch.arange(16), 10, generator=torch.Generator().manual_seed(0))
+    model.step(walks, 0.1)
+    n = graph.num_nodes
+    assert torch.equal(model.embeddings(), model.emb[:n])
+    assert torch.equal(model.embeddings("input"), model.emb[:n])
+    assert torch.allclose(model.embeddings("sum"), model.emb[:n] + model.ctx[:n])
+    assert not torch.equal(model.embeddings("sum"), model.embeddings("input"))
+    with pytest.raises(ValueError, match=r"readout = 'both': must be one of input, sum"):
+        model.embeddings("both")

@@ -71,6 +71,15 @@ def test_same_seed_same_embeddings_other_seed_different(run_toml, tmp_path):
     assert not torch.equal(a, c)
 
 
+def test_readout_sum_exports_input_plus_output_vectors(run_toml, tmp_path):
+    one = ["train.0.cores.workers=1"]
+    a = run_toml(SBM, one, out_dir=tmp_path / "a").ctx.artifacts.embeddings
+    b = run_toml(SBM, one + ['train.0.readout="sum"'], out_dir=tmp_path / "b")
+    assert b.record["metrics"]["emb_test_acc"] > 0.8
+    emb = b.ctx.artifacts.embeddings
+    assert emb.shape == a.shape and not torch.equal(emb, a)  # same training, other readout
+
+
 def test_deepwalk_on_string_ids_exports_parquet_and_npy_with_the_ids(run_toml, tmp_path):
     edges = tmp_path / "friends.csv"
     names = ["ann", "bob", "cy", "dee", "eve", "fay"]
@@ -136,6 +145,7 @@ def test_skipgram_without_sample_section_is_refused_at_validation(run_toml):
     ("train.0.workers=0", r"workers = 0: must be >= 1"),
     ("train.0.cores.workers=-1", r"cores.workers = -1: must be >= 0"),
     ("train.0.cores.thread=2", r'train.0.cores.thread: unknown option .*did you mean "threads"'),
+    ('train.0.readout="sun"', r'train.0.readout: .*"sun".*did you mean "sum"'),
 ])
 def test_bad_skipgram_options(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):

@@ -83,6 +83,7 @@ center with a dynamic window). Fewer shared rows cost accuracy on the SBM above 
 from __future__ import annotations
 
 import threading
+import typing
 from dataclasses import dataclass
 from typing import Literal
 
@@ -302,7 +303,8 @@ class SkipGram:
 
 
 Readout = Literal["input", "sum"]
-READOUTS: tuple[str, ...] = ("input", "sum")
+"""What :meth:`SkipGram.embeddings` returns: the input vectors, or input plus output."""
+READOUTS: tuple[str, ...] = typing.get_args(Readout)
 
 
 def bf16_matmul_supported(device: torch.device) -> bool:

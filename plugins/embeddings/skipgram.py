@@ -15,8 +15,8 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.skipgram import (DEFAULT_LR, SkipGram, SkipGramSettings, hogwild_workers,
-                                      linear_lr)
+from graphflow.walks.skipgram import (DEFAULT_LR, Readout, SkipGram, SkipGramSettings,
+                                      hogwild_workers, linear_lr)
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
@@ -42,7 +42,7 @@ class SkipGramOptions:
         "auto", "Dtype of the batched score and gradient products (tables and updates stay "
         "float32): auto = bfloat16 where the device multiplies it natively (CPUs with "
         "AVX512-BF16/AMX, recent GPUs), else float32.")
-    readout: Literal["input", "sum"] = option(
+    readout: Readout = option(
         "input", 'The exported node vectors: "input" (word2vec\'s and gensim\'s wv) or "sum", '
         "the input plus the output (context) vectors (w + c, Levy et al. 2015; GloVe's).")
     eval: bool = option(False, "After training, run embedding_eval's node classification "

@@ -62,7 +62,9 @@ gensim and PecanPy get as many workers, graphflow as many Hogwild trainers
 is the mean training time (``..._train_s_runs`` each); ``..._l2_runs`` the L2 penalty that
 cross-validation chose for each training's classifier (``graphflow.walks.evaluate.L2_GRID``);
 ``<case>_macro_f1_met`` and ``<case>_macro_f1_margin`` compare graphflow's mean with the best
-peer's.
+peer's, and ``<case>_macro_f1_margin_se`` is the standard error of that difference (from the
+trainings' spread; null with one training a peer): a margin inside about two of them is a tie
+that another run may reverse.
 """
 
 from __future__ import annotations
@@ -367,12 +369,24 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     met = macro["graphflow"] >= macro[best_peer]
     out[f"{case}_macro_f1_met"] = met
     out[f"{case}_macro_f1_margin"] = round(macro["graphflow"] - macro[best_peer], 4)
+    se = margin_se(out[f"{case}_graphflow_macro_f1_runs"], out[f"{case}_{best_peer}_macro_f1_runs"])
+    out[f"{case}_macro_f1_margin_se"] = None if se is None else round(se, 4)
     print(f"    end to end: {ratio:.2f}x the faster peer ({faster})", flush=True)
     print(f"    macro-F1 (means over {train_seeds} training seed{'s' * (train_seeds > 1)}): "
           f"graphflow {macro['graphflow']:.4f} vs the best peer {best_peer} "
           f"{macro[best_peer]:.4f}: {'at least the peer' if met else 'BELOW the peer'} "
-          f"({macro['graphflow'] - macro[best_peer]:+.4f})", flush=True)
+          f"({macro['graphflow'] - macro[best_peer]:+.4f}"
+          f"{'' if se is None else f' +- {se:.4f}, the standard error of the difference'})",
+          flush=True)
     return out
+
+
+def margin_se(ours: list[float], theirs: list[float]) -> float | None:
+    """Standard error of the difference of two means of independent trainings
+    (``sqrt(s1^2 / n1 + s2^2 / n2)``), or None with fewer than two trainings a peer."""
+    if len(ours) < 2 or len(theirs) < 2:
+        return None
+    return (std(ours) ** 2 / len(ours) + std(theirs) ** 2 / len(theirs)) ** 0.5
 
 
 def main() -> None:

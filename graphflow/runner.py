@@ -25,8 +25,8 @@ from graphflow.memory import PeakMemory
 from graphflow.record import RunRecord
 from graphflow.registry import ComponentInfo
 from graphflow.seed import seed_everything
-from graphflow.sparse import gemm
 from graphflow.signals import Terminated, finishing, safe_point
+from graphflow.sparse import gemm
 
 
 @dataclass

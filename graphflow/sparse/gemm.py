@@ -37,6 +37,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from functools import cache
+
 import torch
 import torch.nn.functional as F
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 
 import pytest
@@ -9,7 +10,7 @@ import torch
 
 from graphflow.errors import DataError
 from graphflow.sampling.block import MiniBatch
-from graphflow.sampling.prefetch import prefetch
+from graphflow.sampling.prefetch import SWITCH_INTERVAL, prefetch
 
 
 def batch(i: int) -> MiniBatch:
@@ -76,3 +77,40 @@ def test_breaking_out_stops_the_threads(workers):
     next(it)
     it.close()
     assert threading.active_count() == before
+
+
+@pytest.fixture
+def switch_interval():
+    """Restore the interpreter's switch interval whatever a test leaves."""
+    before = sys.getswitchinterval()
+    yield
+    sys.setswitchinterval(before)
+
+
+def test_background_workers_shorten_the_switch_interval_and_restore_the_callers(
+        switch_interval):
+    sys.setswitchinterval(0.01)  # the caller's own
+    seen = [sys.getswitchinterval() for _ in prefetch(batch, range(3), workers=2)]
+    assert seen == [pytest.approx(SWITCH_INTERVAL)] * 3
+    assert sys.getswitchinterval() == pytest.approx(0.01)
+    seen = [sys.getswitchinterval() for _ in prefetch(batch, range(3), workers=0)]
+    assert seen == [pytest.approx(0.01)] * 3  # inline: nothing to hand over
+    sys.setswitchinterval(SWITCH_INTERVAL / 5)  # already shorter: kept
+    seen = [sys.getswitchinterval() for _ in prefetch(batch, range(3), workers=2)]
+    assert seen == [pytest.approx(SWITCH_INTERVAL / 5)] * 3
+
+
+def test_interleaved_prefetches_restore_the_interval_when_the_last_one_ends(switch_interval):
+    sys.setswitchinterval(0.02)
+    first = prefetch(batch, range(10), workers=1)
+    second = prefetch(batch, range(10), workers=2)
+    next(first)
+    next(second)
+    first.close()  # the first one in ends first: the second still runs
+    assert sys.getswitchinterval() == pytest.approx(SWITCH_INTERVAL)
+    second.close()
+    assert sys.getswitchinterval() == pytest.approx(0.02)
+    with pytest.raises(DataError):  # a failing prefetch restores it too
+        list(prefetch(lambda i: (_ for _ in ()).throw(DataError("bad seed")), range(3),
+                      workers=2))
+    assert sys.getswitchinterval() == pytest.approx(0.02)

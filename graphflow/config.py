@@ -44,6 +44,7 @@ SECTIONS: dict[str, Kind | None] = {
     "export": "exporter",
 }
 LIST_SECTIONS = ("transform", "export")
+LISTABLE_SECTIONS = (*LIST_SECTIONS, "train")  # one table, or a [[list]] of them
 TRAIN_SUBSECTIONS = {"sample": "sampler", "model": "model"}
 
 
@@ -161,7 +162,8 @@ def read_toml(path: Path) -> dict[str, Any]:
 def apply_override(raw: dict[str, Any], assignment: str, *, source: str = "--set") -> None:
     """Apply ``section.key=value`` (value parsed as TOML, else taken as a string) in place.
 
-    ``transform.0.key`` addresses an entry of a list section.
+    ``transform.0.key`` addresses an entry of a list section; a section written as one
+    table (``[train]``) is its entry 0, so ``train.0.key`` and ``train.key`` both reach it.
     """
     if "=" not in assignment:
         raise ConfigError(f"{source} {assignment!r}: expected section.key=value")
@@ -184,6 +186,11 @@ def apply_override(raw: dict[str, Any], assignment: str, *, source: str = "--set
                 raise ConfigError(f"{source} {dotted}: {where} needs an index below {len(node)}")
             node = node[int(part)]
         elif isinstance(node, dict):
+            if i == 1 and part.isdigit() and parts[0] in LISTABLE_SECTIONS:
+                if int(part) == 0:  # one [section] table: the same as [[section]] of one
+                    continue
+                raise ConfigError(f"{source} {dotted}: the pipeline has one [{parts[0]}] "
+                                  f"table, entry 0")
             nxt = node.get(part)
             if nxt is None:
                 if i + 1 < len(parts) - 1 and parts[i + 1].isdigit():

@@ -124,6 +124,7 @@ def test_overrides(tmp_path, toy_host, toy_pipeline):
     ("export.3.path='a'", "export.3 needs an index below 1"),
     ("export.path='a'", "export is a list; add an index"),
     ("transform.0.k=1", r"the pipeline has no \[\[transform\]\]"),
+    ("train.1.epochs=3", r"train.1.epochs: the pipeline has one \[train\] table, entry 0"),
 ])
 def test_bad_overrides(assignment, message, toy_pipeline):
     import tomllib
@@ -131,6 +132,13 @@ def test_bad_overrides(assignment, message, toy_pipeline):
     raw = tomllib.loads(toy_pipeline)
     with pytest.raises(ConfigError, match=message):
         apply_override(raw, assignment)
+
+
+def test_index_0_of_a_single_table_section_is_that_table(tmp_path, toy_host, toy_pipeline):
+    # [train] is one table in toy_pipeline; examples write train.0.key for [[train]] lists
+    config = load_config(write(tmp_path, toy_pipeline), toy_host.registry,
+                         overrides=["train.0.epochs=7"])
+    assert config.train[0].task.options.epochs == 7
 
 
 def test_override_type_error_names_key(tmp_path, toy_host, toy_pipeline):

@@ -22,7 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
     from graphflow.cli import distributed, doctor, info, run, scaffold
 
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--debug", action="store_true", help="show tracebacks on errors")
+    # SUPPRESS (the action is shared by every command's parser): a command's parser sets
+    # ``debug`` only when given after the command, so ``graphflow --debug run ...`` is not
+    # reset to False by the command's own default; parse() fills in False when absent.
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="show tracebacks on errors")
     parser = argparse.ArgumentParser(
         prog="graphflow", description="Plugin-based graph learning pipelines on DGL and PyTorch.",
         parents=[common])
@@ -33,6 +37,13 @@ def build_parser() -> argparse.ArgumentParser:
     scaffold.add_commands(sub, common)
     distributed.add_commands(sub, common)
     return parser
+
+
+def parse(argv: Sequence[str] | None) -> argparse.Namespace:
+    """The command line's arguments; ``--debug`` counts before or after the command."""
+    args = build_parser().parse_args(argv)
+    args.debug = getattr(args, "debug", False)
+    return args
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -46,8 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    args = parse(argv)
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()  # surface a closed pipe here, not at interpreter exit

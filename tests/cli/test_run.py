@@ -97,11 +97,14 @@ def test_plugin_bug_names_plugin_and_stage_and_hides_traceback(cli, pipeline, tm
     assert "Traceback" not in err
 
 
-def test_debug_shows_the_traceback(cli, pipeline, tmp_path):
-    code, _, err = cli("run", pipeline, "--debug", "--out-dir", tmp_path / "o",
-                       "--set", 'load.fail="bug"')
+@pytest.mark.parametrize("before", [False, True], ids=["after the command", "before it"])
+def test_debug_shows_the_traceback(cli, pipeline, tmp_path, before):
+    args = ["run", pipeline, "--out-dir", tmp_path / "o", "--set", 'load.fail="bug"']
+    # `graphflow --debug run ...` (where --help's usage puts it) as well as `run ... --debug`
+    code, _, err = cli(*(["--debug", *args] if before else [*args, "--debug"]))
     assert code == 1
     assert "Traceback (most recent call last)" in err and "ZeroDivisionError" in err
+    assert "run again with --debug" not in err
 
 
 @pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="needs a machine without CUDA")

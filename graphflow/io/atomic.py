@@ -2,11 +2,13 @@
 
 A run that is interrupted half-way leaves either the previous file or no file, never a
 truncated one that looks complete. The temporary name starts with ``.`` and ends in
-``.partial`` so that it is obviously not a result.
+``.partial`` so that it is obviously not a result. A folder that takes no new file and a
+full disk raise a ``DataError`` that names the target, not the temporary file.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
@@ -36,17 +38,29 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     """
     target = Path(path)
     ensure_parent(target)
-    fd, tmp_name = tempfile.mkstemp(
-        prefix=f".{target.name}.", suffix=".partial", dir=target.parent
-    )
+    try:
+        fd, tmp_name = tempfile.mkstemp(
+            prefix=f".{target.name}.", suffix=".partial", dir=target.parent
+        )
+    except OSError as exc:  # a read-only or special folder
+        raise DataError(f"cannot write {target}: {exc.strerror or exc}") from exc
     os.close(fd)
     tmp = Path(tmp_name)
     try:
         yield tmp
         os.replace(tmp, target)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        if exc.errno in _NO_ROOM:
+            raise DataError(f"cannot write {target}: {exc.strerror}") from exc
+        raise
     except BaseException:
         tmp.unlink(missing_ok=True)
         raise
+
+
+_NO_ROOM = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+"""Errors of the disk rather than of the writer: reported as the target's, not as a bug."""
 
 
 def write_text(path: str | os.PathLike[str], text: str) -> Path:

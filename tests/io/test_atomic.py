@@ -1,5 +1,7 @@
+import errno
 import json
 import os
+import sys
 
 import pytest
 
@@ -36,3 +38,25 @@ def test_folder_that_cannot_be_created(tmp_path):
     blocker.write_text("")
     with pytest.raises(DataError, match=f"cannot create output folder {blocker}/sub"):
         write_text(blocker / "sub" / "out.txt", "x")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="uses /proc")
+def test_folder_that_takes_no_new_file_names_the_target():
+    with pytest.raises(DataError, match=r"^cannot write /proc/x\.parquet: "):
+        write_text("/proc/x.parquet", "x")  # /proc exists (so no mkdir) but takes no files
+
+
+def test_a_full_disk_names_the_target_and_leaves_no_partial_file(tmp_path):
+    target = tmp_path / "out.parquet"
+    with pytest.raises(DataError, match=f"^cannot write {target}: No space left on device$"):
+        with atomic_path(target) as tmp:
+            tmp.write_text("half")
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))  # what write() raises
+    assert os.listdir(tmp_path) == []
+
+
+def test_other_errors_inside_pass_through(tmp_path):
+    with pytest.raises(PermissionError):
+        with atomic_path(tmp_path / "out.txt"):
+            raise PermissionError(errno.EACCES, "a writer's own error")
+    assert os.listdir(tmp_path) == []

@@ -146,6 +146,10 @@ def test_missing_artifact_and_unwritable_folder(run_toml, tmp_path):
     with pytest.raises(DataError, match=r"\[export.0\] parquet: cannot create output folder "
                                         r".*blocker/sub/g: Not a directory"):
         run_toml(base + 'what = "graph"\npath = "blocker/sub/g"\n')
+    if Path("/proc").is_dir():  # exists, so no folder to create, but takes no new file
+        with pytest.raises(DataError, match=r"^\[export.0\] pt: cannot write /proc/g.pt: "
+                                            r"No such file or directory$"):
+            run_toml(base.replace('"parquet"', '"pt"') + 'what = "graph"\npath = "/proc/g.pt"\n')
     with pytest.raises(DataError, match=r"\[export.0\] parquet: .*blocker is a file; for what = "
                                         r"\"graph\" the path is a folder that will hold "
                                         r"edges.parquet and nodes.parquet$"):

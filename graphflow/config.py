@@ -200,7 +200,11 @@ def apply_override(raw: dict[str, Any], assignment: str, *, source: str = "--set
         else:
             raise ConfigError(f"{source} {dotted}: {where} is a value, not a table")
     if not isinstance(node, dict):
-        raise ConfigError(f"{source} {dotted}: {'.'.join(parts[:-1])} is a list; add an index")
+        where = ".".join(parts[:-1])
+        span = f"{where}.0.{parts[-1]}" + (f" to {where}.{len(node) - 1}.{parts[-1]}"
+                                           if len(node) > 1 else "")
+        raise ConfigError(f"{source} {dotted}: {where} is a list of {len(node)} [[{where}]] "
+                          f"tables; add an index: {span}")
     node[parts[-1]] = value
 
 

@@ -122,7 +122,8 @@ def test_overrides(tmp_path, toy_host, toy_pipeline):
     ("epochs=3", "expected section.key=value"),
     ("trian.epochs=3", 'unknown section \'trian\' \\(did you mean "train"\\?\\)'),
     ("export.3.path='a'", "export.3 needs an index below 1"),
-    ("export.path='a'", "export is a list; add an index"),
+    ("export.path='a'", r"export.path: export is a list of 1 \[\[export\]\] tables; add an "
+                        r"index: export.0.path$"),
     ("transform.0.k=1", r"the pipeline has no \[\[transform\]\]"),
     ("train.1.epochs=3", r"train.1.epochs: the pipeline has one \[train\] table, entry 0"),
 ])

@@ -114,7 +114,10 @@ def parse_options(
             )
     try:
         return schema(**kwargs)
-    except (TypeError, ValueError) as exc:  # a schema's __post_init__ may check ranges
+    except ValueError as exc:  # a schema's __post_init__ rejecting a value: the user's to fix,
+        # and the message says it all (no cause, so the CLI adds no "--debug" hint)
+        raise ConfigError(f"{source}: [{section}] {component}: {exc}") from None
+    except TypeError as exc:  # may be a bug in the schema: keep the cause for --debug
         raise ConfigError(f"{source}: [{section}] {component}: {exc}") from exc
 
 

@@ -91,9 +91,10 @@ def test_post_init_errors_are_config_errors():
             if self.k < 1:
                 raise ValueError("k must be >= 1")
 
-    with pytest.raises(ConfigError, match=r"\[sample\] demo: k must be >= 1"):
+    with pytest.raises(ConfigError, match=r"\[sample\] demo: k must be >= 1") as err:
         parse_options(Checked, {"k": 0}, section="sample", component="demo", source="p.toml",
                       base_dir=Path("."))
+    assert err.value.__cause__ is None  # a rejected value, not a bug: no "--debug" hint
 
 
 def test_coerce_optional_and_dict():

@@ -97,6 +97,15 @@ def test_plugin_bug_names_plugin_and_stage_and_hides_traceback(cli, pipeline, tm
     assert "Traceback" not in err
 
 
+def test_a_rejected_option_value_is_one_line(cli, tmp_path):
+    # the real node_classification task's own check (its options' __post_init__)
+    example = Path(__file__).resolve().parents[2] / "examples" / "quickstart.toml"
+    code, _, err = cli("validate", example, "--set", "train.lr=-1")
+    assert code == 1
+    assert err.strip() == (f"graphflow: error: {example}: [train] node_classification: "
+                           "lr must be > 0, got -1.0")  # no "run again with --debug" hint
+
+
 @pytest.mark.parametrize("before", [False, True], ids=["after the command", "before it"])
 def test_debug_shows_the_traceback(cli, pipeline, tmp_path, before):
     args = ["run", pipeline, "--out-dir", tmp_path / "o", "--set", 'load.fail="bug"']

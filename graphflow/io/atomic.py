@@ -49,13 +49,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[Path]:
     try:
         yield tmp
         os.replace(tmp, target)
-    except OSError as exc:
+    except BaseException as exc:
         tmp.unlink(missing_ok=True)
-        if exc.errno in _NO_ROOM:
+        if isinstance(exc, OSError) and exc.errno in _NO_ROOM:
             raise DataError(f"cannot write {target}: {exc.strerror}") from exc
-        raise
-    except BaseException:
-        tmp.unlink(missing_ok=True)
         raise
 
 

@@ -31,7 +31,7 @@ import queue
 import sys
 import threading
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import TypeVar
 
 import torch
@@ -46,7 +46,7 @@ SWITCH_INTERVAL = 0.0005
 
 _switch_lock = threading.Lock()
 _switch_users = 0  # prefetches running now
-_switch_saved = 0.005  # the caller's interval, put back when the last one ends
+_switch_saved = sys.getswitchinterval()  # the caller's, put back when the last one ends
 
 
 def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: int = 1,
@@ -106,7 +106,7 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
                                 name="graphflow-prefetch" if workers == 1 else
                                 f"graphflow-prefetch-{w}")
                for w in range(workers)]
-    with short_switch_interval(None if cuda else SWITCH_INTERVAL):
+    with nullcontext() if cuda else short_switch_interval(SWITCH_INTERVAL):
         for t in threads:
             t.start()
         try:
@@ -127,16 +127,13 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
 
 
 @contextmanager
-def short_switch_interval(seconds: float | None) -> Iterator[None]:
-    """Set the interpreter's switch interval to at most ``seconds`` (None: leave it) inside.
+def short_switch_interval(seconds: float) -> Iterator[None]:
+    """Set the interpreter's switch interval to at most ``seconds`` inside.
 
     Reference-counted across threads and nested or interleaved prefetches: the first one in
     saves the caller's interval and the last one out restores it, whatever order they end in.
     """
     global _switch_users, _switch_saved
-    if seconds is None:
-        yield
-        return
     with _switch_lock:
         if _switch_users == 0:
             _switch_saved = sys.getswitchinterval()

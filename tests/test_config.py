@@ -135,6 +135,14 @@ def test_bad_overrides(assignment, message, toy_pipeline):
         apply_override(raw, assignment)
 
 
+def test_a_list_section_without_an_index_names_the_keys_to_write():
+    raw = {"train": [{"type": "count"}, {"type": "count"}]}
+    with pytest.raises(ConfigError, match=r"^--set train.epochs: train is a list of 2 "
+                                          r"\[\[train\]\] tables; add an index: "
+                                          r"train.0.epochs to train.1.epochs$"):
+        apply_override(raw, "train.epochs=3")
+
+
 def test_index_0_of_a_single_table_section_is_that_table(tmp_path, toy_host, toy_pipeline):
     # [train] is one table in toy_pipeline; examples write train.0.key for [[train]] lists
     config = load_config(write(tmp_path, toy_pipeline), toy_host.registry,

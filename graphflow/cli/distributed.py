@@ -6,7 +6,6 @@ import argparse
 from pathlib import Path
 
 from graphflow.cli.run import _config
-from graphflow.distributed.partition import check_parts, describe, partition
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -47,6 +46,8 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 
 def cmd_partition(args: argparse.Namespace) -> int:
+    from graphflow.distributed.partition import check_parts, describe, partition
+
     check_parts(args.parts, args.method)
     host, config = _config(args)
     meta = partition(config, host, parts=args.parts, method=args.method, out=args.out,

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import torch
-
-from graphflow.record import package_versions
+if TYPE_CHECKING:
+    import torch
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -19,6 +18,8 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 def spmm_check(device: torch.device, *, nodes: int = 64, edges: int = 512) -> dict[str, Any]:
     """Sparse CSR matmul with backward on ``device``, checked against dense autograd."""
+    import torch
+
     gen = torch.Generator().manual_seed(0)
     src = torch.randint(0, nodes, (edges,), generator=gen)
     dst = torch.randint(0, nodes, (edges,), generator=gen)
@@ -58,6 +59,8 @@ def semi_structured_check(device: torch.device, *, rows: int = 64,
     dense product. ``supported`` is False with the ``reason`` elsewhere; that only means the
     ``sparsify`` task keeps masked dense weights there (no speed-up), never an error.
     """
+    import torch
+
     from graphflow import sparsity
 
     out: dict[str, Any] = {"device": str(device)}
@@ -86,6 +89,10 @@ def semi_structured_check(device: torch.device, *, rows: int = 64,
 
 
 def report() -> dict[str, Any]:
+    import torch
+
+    from graphflow.record import package_versions
+
     info: dict[str, Any] = {"versions": package_versions()}
     try:
         from graphflow.compat.dgl import graphbolt_is_stubbed

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from graphflow.components import KINDS
 from graphflow.errors import ConfigError, did_you_mean
-from graphflow.manager import PluginHost, create_host
 from graphflow.options import describe_options
-from graphflow.registry import ComponentInfo
+
+if TYPE_CHECKING:  # torch and the plugins load when a command runs, not for --help
+    from graphflow.manager import PluginHost
+    from graphflow.registry import ComponentInfo
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -24,6 +25,8 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 def plugins_table(host: PluginHost) -> dict[str, Any]:
     """The data behind ``graphflow plugins --json``."""
+    from graphflow.components import KINDS
+
     plugins = []
     for info in host.plugins.values():
         components: dict[str, list[str]] = {}
@@ -38,6 +41,8 @@ def plugins_table(host: PluginHost) -> dict[str, Any]:
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
+    from graphflow.manager import create_host
+
     table = plugins_table(create_host())
     if args.json:
         print(json.dumps(table, indent=2))
@@ -71,6 +76,9 @@ def describe(info: ComponentInfo) -> str:
 
 
 def cmd_describe(args: argparse.Namespace) -> int:
+    from graphflow.components import KINDS
+    from graphflow.manager import create_host
+
     registry = create_host().registry
     kind, _, name = args.type.rpartition(":")
     if kind and kind not in KINDS:

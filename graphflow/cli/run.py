@@ -4,15 +4,13 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from graphflow.config import PipelineConfig, load_config
-from graphflow.device import resolve_device
-from graphflow.distributed.nproc import run_nproc
-from graphflow.distributed.world import World, check_data_parallel
 from graphflow.errors import ConfigError
-from graphflow.manager import PluginHost, create_host
-from graphflow.runner import default_out_dir, run_pipeline
-from graphflow.signals import handle_signals
+
+if TYPE_CHECKING:  # torch, DGL and the plugins load when a command runs, not for --help
+    from graphflow.config import PipelineConfig
+    from graphflow.manager import PluginHost
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -36,6 +34,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 
 def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
+    from graphflow.config import load_config
+    from graphflow.manager import create_host
+
     host = create_host()
     config = load_config(args.pipeline, host.registry, overrides=args.overrides,
                          device=args.device, out_dir=args.out_dir)
@@ -43,6 +44,9 @@ def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from graphflow.device import resolve_device
+    from graphflow.runner import default_out_dir
+
     _, config = _config(args)
     resolve_device(config.settings.device)
     specs = [config.load, *config.transforms]
@@ -58,6 +62,12 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from graphflow.device import resolve_device
+    from graphflow.distributed.nproc import run_nproc
+    from graphflow.distributed.world import World, check_data_parallel
+    from graphflow.runner import run_pipeline
+    from graphflow.signals import handle_signals
+
     host, config = _config(args)
     device = resolve_device(config.settings.device)
     world = World.from_env(device)  # set by torchrun / --nproc in each worker

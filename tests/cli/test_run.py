@@ -151,3 +151,21 @@ def test_summary_prints_counts_in_full_and_scores_to_4_digits():
     assert format_metric(169300) == "169300"
     assert format_metric(0.812345) == "0.8123"
     assert format_metric(12.0) == "12"
+
+
+def test_help_and_usage_errors_do_not_load_torch_or_plugins():
+    """`graphflow --help`, a command's --help and a usage error answer without importing torch,
+    DGL or the plugins (about 2 s on a 2-core machine): only running a command loads them."""
+    code = ("import sys\n"
+            "from graphflow.cli.main import main\n"
+            "for argv in (['--help'], ['run', '--help'], ['frobnicate'], ['launch', '--help']):\n"
+            "    try:\n"
+            "        main(argv)\n"
+            "    except SystemExit as exc:\n"
+            "        assert exc.code in (0, 2), (argv, exc.code)\n"
+            "loaded = [m for m in ('torch', 'dgl', 'pluggy', 'graphflow_plugins') if m in sys.modules]\n"
+            "assert not loaded, loaded\n")
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                          timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "usage: graphflow" in proc.stdout

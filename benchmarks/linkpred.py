@@ -12,6 +12,11 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
    exclude="reverse_id", reverse_eids=..., negative_sampler=negative_sampler.Uniform(1))`` in
    ``dgl.dataloading.DataLoader`` + ``dgl.nn.SAGEConv``. Same edge ids, same reverse map.
    Figures: ms per training batch each, and ``ratio`` = DGL time / graphflow time.
+   ``--epochs N`` times N **whole epochs** of each peer instead (every edge of the graph once
+   per epoch, the same fresh order for both, peers alternating epoch by epoch): seconds per
+   epoch and ``epoch_ratio``. With ``--quick`` (1M edges, about 980 batches an epoch) that
+   takes about a minute an epoch pair; on the full graph (10M edges) an epoch pair is about
+   20 minutes on 2 cores.
 2. **Evaluation**: layer-wise full-neighbor inference of every node's embedding, then MRR and
    Hits@K of 100k held-out edges, each ranked against 100 drawn destinations, scored in
    chunks (:func:`graphflow.linkpred.evaluate.ranking_figures`). Figures: seconds, and the
@@ -19,6 +24,7 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
    training's.
 
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick] [--allocator system]
+    flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py --quick --epochs 2
 
 graphflow trains under the core policy of a ``link_prediction`` stage (``graphflow.cores``).
 ``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
@@ -139,6 +145,9 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="100k nodes, 1M edges, few batches")
     p.add_argument("--batches", type=int, default=0, help="training batches per side")
+    p.add_argument("--epochs", type=int, default=0, metavar="N",
+                   help="time N whole epochs of each peer (every edge once per epoch) instead "
+                        "of a number of batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for both peers (graphflow.allocator; "
@@ -158,6 +167,8 @@ def main(argv: list[str] | None = None) -> int:
     warm = order[-2 * BATCH:]
     train_graphflow(data, reverse, warm, ours, opt_ours)
     train_dgl(data, reverse, warm, theirs, opt_theirs)
+    if a.epochs:
+        return whole_epochs(a, data, reverse, ours, opt_ours, theirs, opt_theirs, malloc)
     t_ours = t_dgl = 0.0
     n_ours = n_dgl = 0
     with PeakRSS() as train_mem:
@@ -203,6 +214,42 @@ def main(argv: list[str] | None = None) -> int:
                       "allocator": malloc, "graphflow_threads": plan.threads,
                       "graphflow_sampling_workers": plan.workers,
                       **{f"untrained_{k}": v for k, v in figures.items()}}))
+    return 0
+
+
+def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
+                 ours: nn.Module, opt_ours: torch.optim.Optimizer, theirs: nn.Module,
+                 opt_theirs: torch.optim.Optimizer, malloc: str) -> int:
+    """``--epochs N``: N whole epochs of each peer, alternating, each over every edge once in
+    the same fresh order; prints seconds per epoch and the ratio of the totals."""
+    seconds: dict[str, list[float]] = {"graphflow": [], "dgl": []}
+    peers = {"graphflow": lambda eids: train_graphflow(data, reverse, eids, ours, opt_ours),
+             "dgl": lambda eids: train_dgl(data, reverse, eids, theirs, opt_theirs)}
+    batches = 0
+    for epoch in range(a.epochs):
+        order = torch.Generator().manual_seed(a.seed + 10 + epoch)
+        eids = torch.randperm(data.num_edges, generator=order)
+        for name in (("dgl", "graphflow") if epoch % 2 == 0 else ("graphflow", "dgl")):
+            s, batches = peers[name](eids)
+            seconds[name].append(s)
+            print(f"  epoch {epoch} {name:9s} {s:7.1f}s  ({batches} batches)", flush=True)
+    total = {name: sum(v) for name, v in seconds.items()}
+    ratio = total["dgl"] / total["graphflow"]
+    plan = cores.plan("sampled")
+    print(f"whole epochs, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
+          f"negative each, {data.num_edges:,} edges = {batches} batches an epoch, {a.epochs} "
+          f"epoch(s) each (graphflow: {plan.threads} threads, {plan.workers} sampling workers; "
+          f"DGL: DataLoader 0 workers; malloc {malloc} for both):")
+    for name, values in seconds.items():
+        print(f"  {name:9s} {total[name] / a.epochs:7.1f} s/epoch  "
+              f"[{' '.join(f'{v:.1f}' for v in values)}]")
+    print(f"  epoch_ratio (DGL / graphflow): {ratio:.2f}", flush=True)
+    print(json.dumps({"nodes": data.num_nodes, "edges": data.num_edges, "epochs": a.epochs,
+                      "batches_per_epoch": batches,
+                      "graphflow_epoch_s": seconds["graphflow"], "dgl_epoch_s": seconds["dgl"],
+                      "epoch_ratio": ratio, "allocator": malloc,
+                      "graphflow_threads": plan.threads,
+                      "graphflow_sampling_workers": plan.workers}))
     return 0
 
 

@@ -71,8 +71,8 @@ macro-F1 0.770 and 0.770 with ``SUM_LIMIT / 2``, 0.778 and 0.776 with ``SUM_LIMI
 with ``2 SUM_LIMIT``; gensim 0.779).
 With ``W = 1`` a seed gives the same tables on every run; with ``W > 1`` each worker's walks,
 windows and noise are still fixed by the seed, but the order in which the threads' row updates
-interleave is not, so the tables differ slightly from run to run (docs/node2vec.md measures the
-accuracy spread).
+interleave is not, so the tables differ slightly from run to run (docs/history/node2vec.md
+measures the accuracy spread).
 
 Noise nodes are shared per block, ``M = 2 K (w + 1)`` by default: twice as many distinct
 noise rows per center as word2vec draws on average (``K`` per pair, about ``w + 1`` pairs per

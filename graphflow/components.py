@@ -113,12 +113,16 @@ class Task(Component):
     ``supports_distributed`` says the task runs data-parallel (``graphflow run --nproc N``,
     ``torchrun``): it shards its training seeds with ``ctx.world`` and wraps its model in
     DDP; other tasks refuse more than one process.
+    ``fanout_per_layer`` says each fanout of the stage's ``[sample]`` feeds one
+    message-passing layer of its ``[model]``: the counts are then checked when the
+    pipeline is read (``graphflow validate``, and ``graphflow run`` before any data loads).
     """
 
     kind = "task"
     requires_model: ClassVar[bool] = False
     requires_sampler: ClassVar[bool] = False
     supports_distributed: ClassVar[bool] = False
+    fanout_per_layer: ClassVar[bool] = False
 
     def run(self, ctx: RunContext) -> None:
         """Train; store artifacts in ``ctx.artifacts`` and metrics with ``ctx.log_metrics``."""

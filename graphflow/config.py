@@ -353,7 +353,34 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
     if cls.requires_sampler and spec.sample is None:
         raise ConfigError(f"{src}: [{section}] {task.type} needs a [sample] section; "
                           f"samplers: {', '.join(registry.names('sampler'))}")
+    if cls.fanout_per_layer and spec.sample is not None and spec.model is not None:
+        _check_fanouts(spec.sample, spec.model, src)
     return spec
+
+
+def _check_fanouts(sample: ComponentSpec, model: ComponentSpec, src: str) -> None:
+    """One fanout per message-passing layer, checked before any data loads.
+
+    The layer count is the ``num_layers`` of the module the model builds, built here with
+    1-wide input and output (cheap; the torch random state is left as it was). A model whose
+    module has no ``num_layers``, or cannot be built without the data, is checked by the task
+    once it runs.
+    """
+    sampler = sample.build()
+    if not hasattr(sampler, "check_layers"):
+        return
+    import torch
+
+    try:
+        with torch.random.fork_rng(devices=[]):
+            layers = getattr(model.build().build(1, 1), "num_layers", None)
+    except Exception:  # e.g. a model that needs the real widths: the task checks at run time
+        return
+    if isinstance(layers, int):
+        try:
+            sampler.check_layers(layers, what=f"[{model.section}] {model.type}")
+        except ConfigError as exc:
+            raise ConfigError(f"{src}: [{sample.section}] {exc}") from None
 
 
 def _cores(table: Any, section: str, src: str, base: Path) -> CoreOptions:

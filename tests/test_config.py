@@ -176,3 +176,44 @@ def test_resolved_config_and_digest(tmp_path, toy_host, toy_pipeline):
     assert a.resolved()["load"] == {"type": "tiny", "fail": "", "path": None}
     assert a.resolved()["pipeline"]["seed"] == 7
     assert a.digest() == b.digest() != c.digest()
+
+
+SAMPLED = """
+[load]
+type = "synthetic"
+[sample]
+type = "neighbor"
+fanouts = {fanouts}
+[model]
+type = "{model}"
+[train]
+type = "{task}"
+epochs = 1
+"""
+
+
+@pytest.mark.parametrize("task, model, fanouts, layers", [
+    ("node_classification", "sage", "[10]", 2),
+    ("link_prediction", "gcn", "[5, 5, 5]", 2),
+    ("node_classification", "sgc", "[10, 10]", 1),
+])
+def test_fanouts_that_do_not_match_the_model_fail_when_the_pipeline_is_read(
+        tmp_path, toy_host, task, model, fanouts, layers):
+    """Before any data loads (graphflow validate, and run before [load]), naming both sections."""
+    path = write(tmp_path, SAMPLED.format(task=task, model=model, fanouts=fanouts))
+    with pytest.raises(ConfigError) as err:
+        load_config(path, toy_host.registry)
+    assert str(err.value).startswith(f"{path}: [sample] fanouts = {fanouts} has ")
+    assert f"but [model] {model} has {layers} message-passing layers" in str(err.value)
+
+
+def test_matching_fanouts_load_and_leave_the_random_state_alone(tmp_path, toy_host):
+    import torch
+
+    path = write(tmp_path, SAMPLED.format(task="node_classification", model="gat",
+                                          fanouts="[10, 5]"))
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    config = load_config(path, toy_host.registry)  # builds the model once to count its layers
+    assert config.train[0].sample.options.fanouts == [10, 5]
+    assert torch.equal(torch.random.get_rng_state(), state)

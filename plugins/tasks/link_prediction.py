@@ -122,6 +122,7 @@ class LinkPrediction(Task):
     summary = "Train the [model] as an encoder to predict edges (full batch or edge-sampled)"
     Options = LinkPredictionOptions
     requires_model = True
+    fanout_per_layer = True  # [sample] fanouts = one per [model] layer (checked on reading)
 
     def run(self, ctx: RunContext) -> None:
         o = self.options

@@ -112,6 +112,7 @@ class NodeClassification(Task):
     summary = "Train the [model] to predict node labels (full-batch or sampled)"
     Options = NodeClassificationOptions
     requires_model = True
+    fanout_per_layer = True  # [sample] fanouts = one per [model] layer (checked on reading)
     supports_distributed = True
 
     def run(self, ctx: RunContext) -> None:

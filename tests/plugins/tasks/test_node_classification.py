@@ -285,8 +285,8 @@ def test_bad_task_options_name_the_key(run_toml):
         run_toml(pipeline(train='optimizer = "adagrad"'))
     with pytest.raises(ConfigError, match="eval_every must be >= 1"):
         run_toml(pipeline(train="eval_every = 0"))
-    with pytest.raises(ConfigError, match=r"fanouts = \[5, 5, 5\] has 3 entries but the model "
-                                          r"has 2 message-passing layers"):
+    with pytest.raises(ConfigError, match=r"\[sample\] fanouts = \[5, 5, 5\] has 3 entries but "
+                                          r"\[model\] gcn has 2 message-passing layers"):
         run_toml(pipeline(sample=SAMPLER.replace("[5, 5]", "[5, 5, 5]")))
 
 

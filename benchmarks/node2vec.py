@@ -295,7 +295,8 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
         train_gen = torch.Generator(device=device).manual_seed(seed + r)
         with intra_op_threads(plan.worker_threads):
             t0 = time.perf_counter()
-            model = SkipGram(nodes, settings, graph.in_strength(), device, train_gen)
+            model = SkipGram(nodes, settings, graph.in_strength(), device, train_gen,
+                             graph=graph)  # as the skipgram task: the default start
             model.fit(walks, LR, 0, walks.shape[0], batch, workers=workers,
                       worker_threads=plan.worker_threads)  # what the skipgram task runs
             sync(device)

@@ -89,6 +89,8 @@ from typing import Literal
 
 import torch
 
+from graphflow.walks.csr import WalkGraph
+from graphflow.walks.init import smoothed
 from graphflow.walks.negatives import UnigramTable
 from graphflow.walks.pairs import context_blocks, keep_probability, subsample
 
@@ -107,6 +109,13 @@ gave macro-F1 0.7725 / 0.7766 / 0.7810 / 0.7785 at 0.025 and 0.7787 / 0.7795 / 0
 at 0.03 (higher for every seed); the dense graph (3% of tokens in such rows) 0.266 / 0.256 /
 0.270 / 0.238 and 0.268 / 0.266 / 0.262 / 0.237 (no difference). 0.035 still gave 0.784 /
 0.780, but 0.04 fell to 0.73-0.74 on the SBM and 0.06 diverged: 0.03 keeps a margin."""
+
+INIT_HOPS = 4
+"""Default transition steps of the input vectors' graph-smoothed start (0: word2vec's random
+start; see :mod:`graphflow.walks.init`): four, as FastRP's default powers 1-4. On the walks of
+``benchmarks/node2vec.py`` (2 Hogwild workers, seeds 0-2) macro-F1 went from 0.254 to 0.298 on
+the dense graph and from 0.779 to 0.785 on the SBM; Cora and CiteSeer (seeds 0-5, half the
+nodes train) moved by +0.1 and +0.3 points of accuracy (docs/node2vec.md)."""
 
 MIN_LR_FRACTION = 1e-4
 """The learning rate decays linearly from ``lr`` to ``lr * MIN_LR_FRACTION`` (word2vec)."""
@@ -127,6 +136,9 @@ class SkipGramSettings:
     :ivar precision: dtype of the three batched products (tables, accumulators and the
         sigmoid stay float32): ``auto`` takes bfloat16 where the device multiplies it natively
         (CPUs with AVX512-BF16 / AMX, CUDA GPUs with bf16 support), else float32.
+    :ivar init_hops: ``h``: the input vectors start as word2vec's random ones averaged over
+        ``h`` steps of the walk graph's transition matrix (:mod:`graphflow.walks.init`); 0
+        keeps word2vec's random start.
     """
 
     dim: int = 128
@@ -137,6 +149,7 @@ class SkipGramSettings:
     chunk: int = 128
     shared_negatives: int | None = None
     precision: Literal["auto", "float32", "bfloat16"] = "auto"
+    init_hops: int = INIT_HOPS
 
     def noise_per_block(self) -> int:
         if self.shared_negatives is not None:
@@ -152,10 +165,13 @@ class SkipGram:
         (in-strengths; see :mod:`graphflow.walks.negatives`).
     :param device: where the tables live and training runs.
     :param generator: seeded ``torch.Generator`` on ``device``.
+    :param graph: the walk graph, needed when ``settings.init_hops > 0`` (the input vectors
+        then start graph-smoothed, :func:`graphflow.walks.init.smoothed`).
     """
 
     def __init__(self, num_nodes: int, settings: SkipGramSettings, frequency: torch.Tensor,
-                 device: torch.device, generator: torch.Generator | None = None):
+                 device: torch.device, generator: torch.Generator | None = None,
+                 graph: WalkGraph | None = None):
         self.settings = settings
         self.generator = generator
         self.device = device
@@ -165,6 +181,10 @@ class SkipGram:
         self.num_nodes = num_nodes
         init = torch.rand(num_nodes + 1, d, generator=generator, device=device)
         self.emb = (init - 0.5) / d  # (N + 1, D) input vectors: the embeddings
+        if settings.init_hops > 0:
+            if graph is None:
+                raise ValueError(f"init_hops = {settings.init_hops} needs the walk graph")
+            self.emb[:num_nodes] = smoothed(self.emb[:num_nodes], graph, settings.init_hops)
         self.ctx = torch.zeros(num_nodes + 1, d, device=device)  # (N + 1, D) output vectors
         freq = frequency.to(device=device, dtype=torch.float64)
         self.noise = UnigramTable(freq)

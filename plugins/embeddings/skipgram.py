@@ -15,8 +15,8 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.skipgram import (DEFAULT_LR, Readout, SkipGram, SkipGramSettings,
-                                      hogwild_workers, linear_lr)
+from graphflow.walks.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
+                                      SkipGramSettings, hogwild_workers, linear_lr)
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
@@ -45,6 +45,11 @@ class SkipGramOptions:
     readout: Readout = option(
         "input", 'The exported node vectors: "input" (word2vec\'s and gensim\'s wv) or "sum", '
         "the input plus the output (context) vectors (w + c, Levy et al. 2015; GloVe's).")
+    init_hops: int = option(
+        INIT_HOPS, "Start the input vectors as word2vec's random ones averaged over this many "
+        "steps of the walk graph's transition matrix (FastRP's projection; a warm start as "
+        "in HARP), so one epoch begins from the graph's coarse structure; 0 = word2vec's "
+        "random start (docs/node2vec.md).")
     eval: bool = option(False, "After training, run embedding_eval's node classification "
                         "(and link prediction when the sampler held out edges).")
     eval_train_fraction: float = option(0.5, "eval: training share of the labelled nodes when "
@@ -62,6 +67,8 @@ class SkipGramOptions:
                               "pipeline seed.")
 
     def __post_init__(self) -> None:
+        if self.init_hops < 0:
+            raise ValueError(f"init_hops = {self.init_hops}: must be >= 0 (0 = random start)")
         for name in ("dim", "window", "negatives", "epochs", "batch_size"):
             if getattr(self, name) is not None and getattr(self, name) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
@@ -122,7 +129,7 @@ class SkipGramTask(Task):
         gen = torch.Generator(device=device).manual_seed(seed)
         settings = SkipGramSettings(dim=o.dim, window=o.window, negatives=o.negatives,
                                     dynamic_window=o.dynamic_window, subsample=o.subsample,
-                                    precision=o.precision)
+                                    precision=o.precision, init_hops=o.init_hops)
         lr0 = o.lr
         plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
                                        {"worker_threads": o.threads})
@@ -134,7 +141,8 @@ class SkipGramTask(Task):
         if ctx.cores is not None and ctx.cores.workers != workers:
             ctx.cores = dataclasses.replace(ctx.cores, workers=workers)  # recorded as run
         with intra_op_threads(threads):
-            model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen)
+            model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen,
+                             graph=walks_data.graph)
         total = o.epochs * n * walk_opts.walks_per_node  # walks in the whole run
         done = 0
         walk_seconds = train_seconds = 0.0

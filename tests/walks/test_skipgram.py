@@ -28,7 +28,7 @@ def test_step_is_sparse_sgd_along_the_autograd_gradient():
     settings = SkipGramSettings(dim=8, window=2, negatives=3, dynamic_window=False,
                                 shared_negatives=4, precision="float32")
     gen = torch.Generator().manual_seed(0)
-    model = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU, gen)
+    model = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU, gen, graph=graph)
     model.ctx.normal_(0, 0.3, generator=torch.Generator().manual_seed(1))  # non-zero outputs
     walks = torch.tensor([[0, 1, 2, 3, 1, -1], [9, 10, 11, 8, 0, 1]])
     emb0, ctx0 = model.emb.clone(), model.ctx.clone()
@@ -85,7 +85,7 @@ def test_sparse_sgd_sums_a_few_repeats_and_averages_many():
 def test_rows_never_seen_stay_unchanged():
     graph = two_cliques()  # nodes 16 and 17 are isolated: in no walk, never noise
     model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3), graph.in_strength(),
-                     CPU, torch.Generator().manual_seed(0))
+                     CPU, torch.Generator().manual_seed(0), graph=graph)
     emb0, ctx0 = model.embeddings(), model.ctx[:18].clone()
     walks = random_walks(graph, torch.arange(16), 10, generator=torch.Generator().manual_seed(0))
     for _ in range(3):
@@ -100,7 +100,7 @@ def test_pair_count_matches_explicit_pairs_and_ignores_padding(chunk):
     graph = two_cliques()
     model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3, dynamic_window=False,
                                                        chunk=chunk),
-                     graph.in_strength(), CPU, torch.Generator().manual_seed(0))
+                     graph.in_strength(), CPU, torch.Generator().manual_seed(0), graph=graph)
     walks = torch.tensor([[0, 1, 2, -1, -1, -1, -1], [16, -1, -1, -1, -1, -1, -1],
                           [3, 4, 5, 6, 7, 0, 8]])
     _, pairs = model.step(walks, 0.0)
@@ -115,7 +115,7 @@ def test_same_seed_same_embeddings():
     out = []
     for _ in range(2):
         model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, subsample=0.05),
-                         graph.in_strength(), CPU, torch.Generator().manual_seed(5))
+                         graph.in_strength(), CPU, torch.Generator().manual_seed(5), graph=graph)
         model.step(walks, 0.2)
         out.append(model.embeddings())
     assert torch.equal(out[0], out[1])
@@ -125,7 +125,7 @@ def test_training_separates_two_communities():
     graph = two_cliques()
     gen = torch.Generator().manual_seed(0)
     model = SkipGram(graph.num_nodes, SkipGramSettings(dim=16, window=3), graph.in_strength(),
-                     CPU, gen)
+                     CPU, gen, graph=graph)
     losses = []
     steps = 40
     for step in range(steps):
@@ -147,7 +147,7 @@ def test_bfloat16_products_track_float32():
     out = {}
     for precision in ("float32", "bfloat16"):
         model = SkipGram(graph.num_nodes, SkipGramSettings(dim=16, window=3, precision=precision),
-                         graph.in_strength(), CPU, torch.Generator().manual_seed(2))
+                         graph.in_strength(), CPU, torch.Generator().manual_seed(2), graph=graph)
         assert model.matmul_dtype == getattr(torch, precision)
         for chunk in walks.split(16):
             model.step(chunk, 0.1)
@@ -179,7 +179,8 @@ def test_fit_is_steps_on_chunks_with_the_decaying_rate():
     settings = SkipGramSettings(dim=8, window=2, negatives=2)
 
     def model() -> SkipGram:
-        return SkipGram(18, settings, graph.in_strength(), CPU, torch.Generator().manual_seed(1))
+        return SkipGram(18, settings, graph.in_strength(), CPU, torch.Generator().manual_seed(1),
+                        graph=graph)
 
     fitted, stepped = model(), model()
     loss, pairs, done = fitted.fit(walks, 0.1, 10, 100, step_walks=20)
@@ -199,9 +200,9 @@ def test_hogwild_workers_train_every_walk_and_separate_the_communities():
     walks = random_walks(graph, torch.arange(16).repeat(40), 10, generator=gen)  # (640, 11)
     settings = SkipGramSettings(dim=16, window=3)
     one = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU,
-                   torch.Generator().manual_seed(1))
+                   torch.Generator().manual_seed(1), graph=graph)
     two = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU,
-                   torch.Generator().manual_seed(1))
+                   torch.Generator().manual_seed(1), graph=graph)
     _, pairs_one, _ = one.fit(walks, 0.2, 0, 640, step_walks=16)
     loss, pairs, done = two.fit(walks, 0.2, 0, 640, step_walks=16, workers=2)
     assert done == 640 and torch.isfinite(loss)
@@ -219,7 +220,7 @@ def test_hogwild_workers_train_every_walk_and_separate_the_communities():
 def test_a_failing_hogwild_worker_raises_in_the_caller():
     graph = two_cliques()
     model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=2), graph.in_strength(),
-                     CPU, torch.Generator().manual_seed(0))
+                     CPU, torch.Generator().manual_seed(0), graph=graph)
     walks = torch.full((64, 5), 999)  # node ids past the table
     with pytest.raises(IndexError):
         model.fit(walks, 0.1, 0, 64, step_walks=8, workers=2)
@@ -259,7 +260,8 @@ def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
     valid = walks[:16].reshape(-1)
     counts = torch.bincount(valid[valid >= 0])
     assert int(counts.max()) > SUM_LIMIT  # rows repeat within one 16-walk step
-    model = SkipGram(1200, SkipGramSettings(dim=16, window=5), graph.in_strength(), CPU, gen)
+    model = SkipGram(1200, SkipGramSettings(dim=16, window=5), graph.in_strength(), CPU, gen,
+                     graph=graph)
     loss, pairs, _ = model.fit(walks, DEFAULT_LR, 0, 12000, step_walks=16, workers=2)
     assert torch.isfinite(model.emb).all() and torch.isfinite(model.ctx).all()
     # Mean loss per pair well below the untrained (1 + K) log 2 = 4.2 (2.3 measured; at lr
@@ -275,7 +277,7 @@ def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
 def test_readouts_are_the_input_vectors_or_input_plus_output():
     graph = two_cliques()
     model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3), graph.in_strength(),
-                     CPU, torch.Generator().manual_seed(0))
+                     CPU, torch.Generator().manual_seed(0), graph=graph)
     walks = random_walks(graph, torch.arange(16), 10, generator=torch.Generator().manual_seed(0))
     model.step(walks, 0.1)
     n = graph.num_nodes

@@ -97,7 +97,9 @@ class SkipGramTask(Task):
     tensor, scored as batched matrix products, and applied as sparse SGD row updates (a row
     seen many times in a chunk steps along a multiple of its mean gradient). Padding after a
     dead end never forms a pair. The walks, their order and the noise all come from one
-    generator seeded by ``seed``. On the CPU each walk batch is trained by ``workers``
+    generator seeded by ``seed``. The input vectors start as word2vec's random ones averaged
+    over ``init_hops`` steps of the walk graph's transition matrix (0: word2vec's random start;
+    see :mod:`graphflow.walks.init`). On the CPU each walk batch is trained by ``workers``
     Hogwild threads (the core policy: one per core), each on its own share; with one worker a
     seed reproduces the embeddings exactly, with several the update interleaving varies. A
     graph with fewer nodes than one step's walk tokens (``batch_size * (walk_length + 1)``)

@@ -176,8 +176,9 @@ class SkipGram:
         self.generator = generator
         self.device = device
         d = settings.dim
-        # word2vec's initialisation: inputs U(-0.5/D, 0.5/D), outputs 0. Row N is a dummy that
-        # padding points at: its gradients are 0 and it never dilutes a real row's mean.
+        # word2vec's initialisation: inputs U(-0.5/D, 0.5/D) (then graph-smoothed, below),
+        # outputs 0. Row N is a dummy that padding points at: its gradients are 0 and it never
+        # dilutes a real row's mean.
         self.num_nodes = num_nodes
         init = torch.rand(num_nodes + 1, d, generator=generator, device=device)
         self.emb = (init - 0.5) / d  # (N + 1, D) input vectors: the embeddings

@@ -3,7 +3,10 @@
 * ``host``: a fresh plugin host (entry points loaded, nothing global).
 * ``tiny_graph``: a hand-built 6-node graph with features, labels, masks and a node with no
   in-edges, as a :class:`~graphflow.graph.GraphData`.
-* ``planetoid_root``: the folder of raw Planetoid files; skips the test when it is absent.
+* ``shared_data``: ``shared_data("mutag")`` -> the folder of a shared data set (``planetoid``,
+  ``mutag``, ``aifb``, ...); skips the test, naming the folder and the variable to set, when the
+  folder or its files are absent. The same check is the plain function :func:`shared_data`.
+* ``planetoid_root``: ``shared_data("planetoid")``, the folder of raw Planetoid files.
 * ``run_toml``: write a pipeline into ``tmp_path`` and run it, returning the ``RunResult``.
 * ``cli``: run the ``graphflow`` command in-process, returning ``(exit_code, stdout, stderr)``.
 """
@@ -17,22 +20,75 @@ from pathlib import Path
 import pytest
 import torch
 
+DATA_ENV = "GRAPHFLOW_DATA_DIR"
 PLANETOID_ENV = "GRAPHFLOW_PLANETOID_DIR"
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
+#: Files whose presence says a known data set is there (any other name: a non-empty folder).
+DATA_FILES: dict[str, tuple[str, ...]] = {
+    "planetoid": ("ind.cora.x",),
+    "mutag": ("MUTAG.mat",),
+    "aifb": ("aifb_stripped.nt.gz", "trainingSet.tsv", "testSet.tsv"),
+}
+#: Variables that point at one data set's folder directly (they win over ``$GRAPHFLOW_DATA_DIR``).
+DATA_SET_ENV: dict[str, str] = {"planetoid": PLANETOID_ENV}
+
+
+def data_dir() -> Path:
+    """The folder of the shared data sets: ``$GRAPHFLOW_DATA_DIR`` or ``../shared/data``
+    beside the repository root."""
+    env = os.environ.get(DATA_ENV)
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data"
+
+
+def shared_data_dir(name: str) -> Path:
+    """Where data set ``name`` would be: its own variable (``$GRAPHFLOW_PLANETOID_DIR`` for
+    ``planetoid``) when set, else ``data_dir() / name``. Does not check that it exists."""
+    var = DATA_SET_ENV.get(name)
+    env = os.environ.get(var) if var else None
+    return Path(env) if env else data_dir() / name
+
+
+def shared_data(name: str, *files: str) -> Path:
+    """The folder of shared data set ``name``; skips the calling test when it is absent.
+
+    :param name: the data set's folder name under the data folder (``planetoid``, ``mutag``,
+        ``aifb``...).
+    :param files: files that must be in it; default: those of :data:`DATA_FILES` for a known
+        name, else any file at all.
+    """
+    root = shared_data_dir(name)
+    needed = files or DATA_FILES.get(name, ())
+    missing = [f for f in needed if not (root / f).exists()]
+    if not root.is_dir():
+        what = f"{root} not found"
+    elif missing:
+        what = f"{', '.join(missing)} not found in {root}"
+    elif not needed and not any(root.iterdir()):
+        what = f"{root} is empty"
+    else:
+        return root
+    var = DATA_SET_ENV.get(name)
+    hint = f"{var} to its folder, or " if var else ""
+    pytest.skip(f'shared data set "{name}": {what} (set {hint}{DATA_ENV} to the folder that '
+                f'holds {name}/)')
+
 
 def planetoid_dir() -> Path:
-    """Where the raw Planetoid files are: ``$GRAPHFLOW_PLANETOID_DIR`` or ``../shared/data/planetoid``."""
-    env = os.environ.get(PLANETOID_ENV)
-    return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "planetoid"
+    """Where the raw Planetoid files are: ``$GRAPHFLOW_PLANETOID_DIR``, else ``planetoid/`` in
+    the data folder (``$GRAPHFLOW_DATA_DIR`` or ``../shared/data``)."""
+    return shared_data_dir("planetoid")
+
+
+@pytest.fixture(name="shared_data")
+def shared_data_fixture() -> Callable[..., Path]:
+    """``shared_data("mutag")`` -> the data set's folder, or the test is skipped saying why."""
+    return shared_data
 
 
 @pytest.fixture
 def planetoid_root() -> Path:
-    root = planetoid_dir()
-    if not (root / "ind.cora.x").exists():
-        pytest.skip(f"raw Planetoid files not found in {root} (set {PLANETOID_ENV})")
-    return root
+    return shared_data("planetoid")
 
 
 @pytest.fixture

@@ -54,6 +54,15 @@ def first_line(exc: BaseException, limit: int = 200) -> str:
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
+def one_line(exc: BaseException, limit: int = 300) -> str:
+    """``"TypeName: line one; line two"``: every line of the message joined, cut to ``limit``
+    characters. For messages whose point is past their first line (pluggy's validation errors
+    name the offending argument on the third)."""
+    text = "; ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+    text = text if len(text) <= limit else text[:limit] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
 def nearest(word: str, choices: Iterable[str]) -> str | None:
     """The closest of ``choices`` to ``word`` (difflib ratio >= 0.6), or None."""
     matches = difflib.get_close_matches(word, list(choices), n=1, cutoff=0.6)

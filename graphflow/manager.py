@@ -9,13 +9,21 @@ Environment:
 
 * ``GRAPHFLOW_DISABLE_PLUGIN_AUTOLOAD=1`` loads only graphflow's own entry points.
 * ``GRAPHFLOW_BLOCK_PLUGINS=a,b`` blocks plugins by name (entry-point name).
+
+An installed plugin that fails to load (its import, its registration, hook validation or a
+catalogue hook raises) does not stop graphflow: it is dropped with whatever it registered,
+recorded as a :class:`~graphflow.registry.BrokenPlugin`, and one line on stderr says so, with
+the fix. A pipeline that names a component nobody registered then gets an error naming the
+broken plugins as its likely provider. Plugins passed in-process (``plugins=``) still raise:
+their caller wants to know.
 """
 
 from __future__ import annotations
 
 import inspect
 import os
-from collections.abc import Iterable, Mapping, Sequence
+import sys
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from types import TracebackType
@@ -25,9 +33,9 @@ import pluggy
 
 from graphflow import hookspecs
 from graphflow.components import Kind
-from graphflow.errors import EnvironmentProblem, PluginError
+from graphflow.errors import EnvironmentProblem, PluginError, one_line
 from graphflow.plugin import NAME
-from graphflow.registry import ComponentInfo, Register, Registry
+from graphflow.registry import BrokenPlugin, ComponentInfo, Register, Registry
 
 FIRST_PARTY = "graphflow"
 AUTOLOAD_ENV = "GRAPHFLOW_DISABLE_PLUGIN_AUTOLOAD"
@@ -64,6 +72,11 @@ class PluginHost:
     pm: pluggy.PluginManager
     registry: Registry
     plugins: dict[str, PluginInfo] = field(default_factory=dict)
+
+    @property
+    def broken(self) -> dict[str, BrokenPlugin]:
+        """Installed plugins that failed to load and were skipped, by name."""
+        return self.registry.broken
 
     def broadcast(self, hook: str, **kwargs: Any) -> None:
         """Call a lifecycle hook; an exception is re-raised as ``PluginError`` naming the plugin."""
@@ -161,12 +174,16 @@ def create_host(
     autoload: bool | None = None,
     block: Iterable[str] = (),
     plugins: Mapping[str, object] | None = None,
+    warn: Callable[[str], None] | None = None,
 ) -> PluginHost:
     """Build a plugin host.
 
     :param autoload: load third-party entry points; default: unless ``GRAPHFLOW_DISABLE_PLUGIN_AUTOLOAD``.
     :param block: plugin names not to register, added to ``GRAPHFLOW_BLOCK_PLUGINS``.
     :param plugins: extra in-process plugins ``{name: module_or_object}`` (tests, notebooks).
+    :param warn: called with one line per installed plugin that failed to load and was
+        skipped; default: print ``graphflow: warning: ...`` on stderr (in a data-parallel
+        worker, rank 0 only).
     """
     pm = pluggy.PluginManager(NAME)
     pm.add_hookspecs(hookspecs)
@@ -176,8 +193,12 @@ def create_host(
     if autoload is None:
         autoload = os.environ.get(AUTOLOAD_ENV, "").strip().lower() in ("", "0", "false", "no")
     host = PluginHost(pm=pm, registry=Registry())
+    installed: set[str] = set()  # entry-point plugins: skipped, not raised, on failure
 
-    for ep in metadata.entry_points(group=NAME):
+    def own(ep: metadata.EntryPoint) -> bool:
+        return ep.dist is not None and ep.dist.name == FIRST_PARTY
+
+    for ep in sorted(metadata.entry_points(group=NAME), key=own, reverse=True):  # own first
         dist = ep.dist.name if ep.dist else None
         first_party = dist == FIRST_PARTY
         if (not first_party and not autoload) or pm.is_blocked(ep.name):
@@ -186,23 +207,35 @@ def create_host(
         try:
             module = ep.load()
         except Exception as exc:
-            raise PluginError(f"{info.label()} failed to import ({ep.value}): "
-                              f"{type(exc).__name__}: {exc}", plugin=ep.name) from exc
-        _register(host, module, info)
+            _skip(host, info, f"to import ({ep.value})", exc, registered=False)
+            continue
+        try:
+            _register(host, module, info)
+        except PluginError as exc:
+            _skip(host, info, "in registration", exc.__cause__ or exc, registered=False)
+            continue
+        installed.add(ep.name)
     for name, obj in (plugins or {}).items():
         if not pm.is_blocked(name):
             _register(host, obj, PluginInfo(name, None, None, None, False))
-    try:
-        pm.check_pending()
-    except pluggy.PluginValidationError as exc:
-        raise host.plugin_error(pm.get_name(exc.plugin), "hook validation", exc) from exc
+    _check_pending(host, installed)
     if not any(p.first_party for p in host.plugins.values()) and not blocked:
+        if any(b.first_party for b in host.broken.values()):
+            raise EnvironmentProblem("graphflow's own plugins failed to load: " + "; ".join(
+                b.problem() for b in host.broken.values() if b.first_party))
         raise EnvironmentProblem(
             "graphflow's own plugins are not registered: install the package with "
             "'pip install -e .' (entry points come from the installed metadata)"
         )
-    _fill_catalogue(host)
+    _fill_catalogue(host, installed)
+    for broken in host.broken.values():
+        (warn or _warn_stderr)(broken.warning())
     return host
+
+
+def _warn_stderr(line: str) -> None:
+    if os.environ.get("RANK", "0") == "0":  # torch's launcher sets RANK in each worker
+        print(f"graphflow: warning: {line}", file=sys.stderr)
 
 
 def _register(host: PluginHost, obj: object, info: PluginInfo) -> None:
@@ -211,20 +244,58 @@ def _register(host: PluginHost, obj: object, info: PluginInfo) -> None:
     try:
         host.pm.register(obj, name=info.name)
     except (ValueError, pluggy.PluginValidationError) as exc:
+        if host.pm.get_plugin(info.name) is obj:  # pluggy keeps what it added before failing
+            host.pm.unregister(name=info.name)
         raise host.plugin_error(info.name, "registration", exc) from exc
     host.plugins[info.name] = info
 
 
-def _fill_catalogue(host: PluginHost) -> None:
+def _skip(host: PluginHost, info: PluginInfo, failed: str, exc: BaseException, *,
+          registered: bool = True) -> None:
+    """Drop an installed plugin that failed to load, with anything it registered, and record
+    it. ``registered=False``: it never got registered (its name may be another plugin's)."""
+    if registered:
+        host.pm.unregister(name=info.name)
+        host.plugins.pop(info.name, None)
+    error = str(exc) if isinstance(exc, PluginError) else one_line(exc)
+    host.registry.mark_broken(BrokenPlugin(info.name, info.dist, info.version, failed, error,
+                                           info.first_party))
+
+
+def _check_pending(host: PluginHost, installed: set[str]) -> None:
+    """``pm.check_pending()``; an installed plugin with an unknown hook is skipped, and the
+    check runs again."""
+    while True:
+        try:
+            host.pm.check_pending()
+            return
+        except pluggy.PluginValidationError as exc:
+            name = host.pm.get_name(exc.plugin)
+            if name not in installed:
+                raise host.plugin_error(name, "hook validation", exc) from exc
+            _skip(host, host.plugins[name], "in hook validation", exc)
+
+
+def _fill_catalogue(host: PluginHost, installed: set[str]) -> None:
+    """Call each catalogue hook of each plugin, graphflow's own first: when a third-party
+    component takes a name already used, the third-party plugin is the one reported."""
+    def own_first(impl: pluggy.HookImpl) -> bool:
+        info = host.plugins.get(impl.plugin_name)
+        return not (info is not None and info.first_party)
+
     for kind, hook in CATALOGUE_HOOKS.items():
-        for impl in getattr(host.pm.hook, hook).get_hookimpls():
+        for impl in sorted(getattr(host.pm.hook, hook).get_hookimpls(), key=own_first):
+            if impl.plugin_name not in host.plugins:  # skipped by an earlier catalogue hook
+                continue
             register = Register(host.registry, kind, impl.plugin_name)
             try:
                 impl.function(register=register)
-            except PluginError:
-                raise
             except Exception as exc:
-                raise host.plugin_error(impl.plugin_name, f"hook {hook}", exc) from exc
+                if impl.plugin_name not in installed:
+                    if isinstance(exc, PluginError):
+                        raise
+                    raise host.plugin_error(impl.plugin_name, f"hook {hook}", exc) from exc
+                _skip(host, host.plugins[impl.plugin_name], f"in hook {hook}", exc)
 
 
 def _blame(exc: BaseException, caller: pluggy.HookCaller) -> str | None:

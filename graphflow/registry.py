@@ -3,6 +3,10 @@
 Plugins never touch the registry directly: catalogue hooks receive a :class:`Register`
 bound to one kind and one plugin, so the host always knows which plugin registered which
 component and can say so in errors and in ``graphflow plugins``.
+
+The registry also keeps the installed plugins that failed to load (:class:`BrokenPlugin`):
+nobody can know which components a broken plugin would have registered, so an unknown
+component name names them as its likely provider, with their error.
 """
 
 from __future__ import annotations
@@ -33,11 +37,58 @@ class ComponentInfo:
         return inspect.getdoc(self.cls) or ""
 
 
+@dataclass(frozen=True)
+class BrokenPlugin:
+    """An installed plugin that failed to load and was skipped, with its error and the fix.
+
+    :param name: the entry-point name (what ``GRAPHFLOW_BLOCK_PLUGINS`` takes).
+    :param dist: the distribution that installed it (what ``pip uninstall`` takes).
+    :param failed: what failed, after "failed": ``to import (pkg.module)``,
+        ``in hook graphflow_register_models``, ``in registration``, ``in hook validation``.
+    :param error: the error, one line (``ModuleNotFoundError: No module named 'x'``).
+    """
+
+    name: str
+    dist: str | None
+    version: str | None
+    failed: str
+    error: str
+    first_party: bool = False
+
+    def label(self) -> str:
+        """``plugin "x" (from dist 1.0)``."""
+        origin = " ".join(p for p in (self.dist, self.version) if p)
+        return f'plugin "{self.name}"' + (f" (from {origin})" if origin else "")
+
+    def problem(self) -> str:
+        """``plugin "x" (from dist 1.0) failed to import (x.plugin): Error: message``."""
+        return f"{self.label()} failed {self.failed}: {self.error}"
+
+    def fix(self) -> str:
+        """How to go on without the plugin (or repair it, for graphflow's own)."""
+        block = f"GRAPHFLOW_BLOCK_PLUGINS={self.name}"
+        if self.first_party:
+            return f"reinstall graphflow (pip install -e .), or set {block} to go on without it"
+        if self.dist:
+            return f"set {block} to skip it, or pip uninstall {self.dist}"
+        return f"set {block} to skip it"
+
+    def warning(self) -> str:
+        """The one line printed when graphflow goes on without the plugin."""
+        return f"{self.problem()}; going on without it (fix: {self.fix()})"
+
+    def as_dict(self) -> dict[str, object]:
+        return {"name": self.name, "dist": self.dist, "version": self.version,
+                "first_party": self.first_party, "failed": self.failed, "error": self.error,
+                "fix": self.fix()}
+
+
 class Registry:
-    """Component classes by kind and name."""
+    """Component classes by kind and name, and the plugins that failed to provide theirs."""
 
     def __init__(self) -> None:
         self._by_kind: dict[Kind, dict[str, ComponentInfo]] = {k: {} for k in KINDS}
+        self.broken: dict[str, BrokenPlugin] = {}
 
     def add(self, kind: Kind, cls: type[Component], plugin: str) -> ComponentInfo:
         """Check ``cls`` against the component contract and add it."""
@@ -62,9 +113,22 @@ class Registry:
         choices = ", ".join(sorted(table)) or "(none registered)"
         prefix = f"{where}: " if where else ""
         raise UnknownComponentError(
-            f'{prefix}unknown {kind} type "{name}"{did_you_mean(name, table)}; '
-            f"choices: {choices}"
+            f'{prefix}unknown {kind} type "{name}"{did_you_mean(name, table)}'
+            f"{self.broken_hint()}; choices: {choices}"
         )
+
+    def broken_hint(self) -> str:
+        """``'; plugin "x" (from d) may provide it but failed to import (m): Error: ...'``
+        for each broken plugin, else ''. Appended to every unknown-component message."""
+        return "".join(f"; {b.label()} may provide it but failed {b.failed}: {b.error}"
+                       for b in self.broken.values())
+
+    def mark_broken(self, broken: BrokenPlugin) -> None:
+        """Record a plugin that failed to load, and drop whatever it registered before failing."""
+        for table in self._by_kind.values():
+            for name in [n for n, info in table.items() if info.plugin == broken.name]:
+                del table[name]
+        self.broken[broken.name] = broken
 
     def names(self, kind: Kind) -> list[str]:
         return sorted(self._by_kind[kind])

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+import textwrap
 from importlib import metadata
 from pathlib import Path
 
@@ -43,6 +44,30 @@ def toy_entry_point(monkeypatch):
         return [*eps, toy] if kwargs.get("group") == "graphflow" else eps
 
     monkeypatch.setattr(manager.metadata, "entry_points", entry_points)
+
+
+@pytest.fixture
+def fake_entry_points(tmp_path, monkeypatch):
+    """``add(name, source, dist=None)``: install a fake third-party plugin in-process.
+
+    Writes module ``gf_fake_NAME`` and, beside it, the ``.dist-info`` folder of distribution
+    ``dist`` (default ``gf-fake-NAME``, version 1.0) whose ``entry_points.txt`` names it in the
+    group ``graphflow``, then puts the folder on ``sys.path``: ``importlib.metadata`` finds
+    the entry point (and its distribution) as it finds an installed package's.
+    """
+    monkeypatch.syspath_prepend(str(tmp_path))
+
+    def add(name: str, source: str, dist: str | None = None) -> None:
+        module = f"gf_fake_{name}"
+        dist = dist or f"gf-fake-{name}"
+        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
+        sys.modules.pop(module, None)
+        info = tmp_path / f"{dist.replace('-', '_')}-1.0.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 1.0\n")
+        (info / "entry_points.txt").write_text(f"[graphflow]\n{name} = {module}\n")
+
+    return add
 
 
 @pytest.fixture

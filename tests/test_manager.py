@@ -1,13 +1,9 @@
 """The plugin host: entry points, first-party plugins, autoload switch, blocking, blame."""
 
-import sys
-import textwrap
-from importlib import metadata
-
 import pytest
 
 from graphflow import manager
-from graphflow.errors import PluginError
+from graphflow.errors import PluginError, UnknownComponentError
 from graphflow.manager import AUTOLOAD_ENV, BLOCK_ENV, create_host
 
 FIRST_PARTY = {"loaders", "transforms", "samplers", "models", "tasks", "embeddings", "exporters"}
@@ -32,29 +28,6 @@ class Shout(Transform):
 def graphflow_register_transforms(register):
     register(Shout)
 '''
-
-
-@pytest.fixture
-def fake_entry_points(tmp_path, monkeypatch):
-    """Add entry points of a fake third-party distribution, in-process."""
-    monkeypatch.syspath_prepend(str(tmp_path))
-    real = metadata.entry_points
-    extra = []
-
-    def add(name: str, source: str) -> None:
-        module = f"gf_fake_{name}"
-        (tmp_path / f"{module}.py").write_text(textwrap.dedent(source))
-        sys.modules.pop(module, None)
-        extra.append(metadata.EntryPoint(name=name, value=module, group="graphflow"))
-
-    def entry_points(**kwargs):
-        eps = real(**kwargs)
-        if kwargs.get("group") == "graphflow":
-            return list(eps) + extra
-        return eps
-
-    monkeypatch.setattr(manager.metadata, "entry_points", entry_points)
-    return add
 
 
 def test_first_party_plugins_come_from_the_graphflow_distribution():
@@ -98,15 +71,62 @@ def test_block_list_by_name(fake_entry_points, monkeypatch):
     assert "zeta" not in create_host(block=["zeta"]).plugins
 
 
-def test_plugin_that_fails_to_import_is_named(fake_entry_points):
+def test_plugin_that_fails_to_import_is_skipped_with_one_line(fake_entry_points, capsys):
+    fake_entry_points("acme", THIRD_PARTY_SOURCE.format(suffix="acme"))
+    fake_entry_points("broken", "import no_such_module_xyz\n", dist="broken-gnn")
+    host = create_host()
+    assert "broken" not in host.plugins and host.plugins["acme"]
+    assert host.registry.get("loader", "planetoid").plugin == "loaders"
+    broken = host.broken["broken"]
+    assert (broken.dist, broken.version, broken.first_party) == ("broken-gnn", "1.0", False)
+    assert broken.failed == "to import (gf_fake_broken)"
+    assert broken.error == "ModuleNotFoundError: No module named 'no_such_module_xyz'"
+    err = capsys.readouterr().err
+    assert err == ('graphflow: warning: plugin "broken" (from broken-gnn 1.0) failed to import '
+                   "(gf_fake_broken): ModuleNotFoundError: No module named 'no_such_module_xyz'; "
+                   "going on without it (fix: set GRAPHFLOW_BLOCK_PLUGINS=broken to skip it, or "
+                   "pip uninstall broken-gnn)\n")
+
+
+def test_warn_takes_the_lines_instead_of_stderr(fake_entry_points, capsys):
+    fake_entry_points("broken", "raise ImportError('needs torch_scatter')\n")
+    lines: list[str] = []
+    create_host(warn=lines.append)
+    assert capsys.readouterr().err == ""
+    assert len(lines) == 1 and "ImportError: needs torch_scatter" in lines[0]
+
+
+def test_data_parallel_workers_other_than_rank_0_stay_quiet(fake_entry_points, capsys,
+                                                            monkeypatch):
     fake_entry_points("broken", "import no_such_module_xyz\n")
-    with pytest.raises(PluginError) as err:
-        create_host()
-    assert 'plugin "broken" failed to import (gf_fake_broken)' in str(err.value)
-    assert "No module named 'no_such_module_xyz'" in str(err.value)
+    monkeypatch.setenv("RANK", "1")
+    assert create_host().broken
+    assert capsys.readouterr().err == ""
+    monkeypatch.setenv("RANK", "0")
+    create_host()
+    assert capsys.readouterr().err.count("\n") == 1
 
 
-def test_unknown_hook_is_named(fake_entry_points):
+def test_a_blocked_broken_plugin_is_not_imported_nor_reported(fake_entry_points, capsys,
+                                                              monkeypatch):
+    fake_entry_points("broken", "import no_such_module_xyz\n")
+    monkeypatch.setenv(BLOCK_ENV, "broken")
+    host = create_host()
+    assert not host.broken and capsys.readouterr().err == ""
+
+
+def test_unknown_component_names_the_broken_plugin(fake_entry_points):
+    fake_entry_points("broken", "import no_such_module_xyz\n", dist="broken-gnn")
+    host = create_host(warn=lambda line: None)
+    with pytest.raises(UnknownComponentError) as err:
+        host.registry.get("model", "fancy", where="p.toml: model.type")
+    assert str(err.value).startswith(
+        'p.toml: model.type: unknown model type "fancy"; plugin "broken" (from broken-gnn 1.0) '
+        "may provide it but failed to import (gf_fake_broken): ModuleNotFoundError: No module "
+        "named 'no_such_module_xyz'; choices: ")
+
+
+def test_unknown_hook_skips_the_plugin(fake_entry_points):
     fake_entry_points("typo", """
         from graphflow.plugin import hookimpl
 
@@ -114,24 +134,95 @@ def test_unknown_hook_is_named(fake_entry_points):
         def graphflow_register_loader(register):
             pass
     """)
-    with pytest.raises(PluginError) as err:
-        create_host()
-    assert 'plugin "typo" failed in hook validation' in str(err.value)
-    assert "graphflow_register_loader" in str(err.value)
+    host = create_host(warn=lambda line: None)
+    assert "typo" not in host.plugins and host.pm.get_plugin("typo") is None
+    assert host.broken["typo"].failed == "in hook validation"
+    assert "graphflow_register_loader" in host.broken["typo"].error
 
 
-def test_catalogue_hook_failure_is_named(fake_entry_points):
-    fake_entry_points("crashy", """
+def test_catalogue_hook_failure_skips_the_whole_plugin(fake_entry_points):
+    fake_entry_points("crashy", THIRD_PARTY_SOURCE.format(suffix="crashy") + """
+
+@hookimpl
+def graphflow_register_models(register):
+    raise RuntimeError("model zoo offline")
+
+
+@hookimpl
+def graphflow_pipeline_start(ctx):
+    raise AssertionError("a skipped plugin's hooks never run")
+""")
+    lines: list[str] = []
+    host = create_host(warn=lines.append)
+    assert lines == ['plugin "crashy" (from gf-fake-crashy 1.0) failed in hook '
+                     "graphflow_register_models: RuntimeError: model zoo offline; going on "
+                     "without it (fix: set GRAPHFLOW_BLOCK_PLUGINS=crashy to skip it, or pip "
+                     "uninstall gf-fake-crashy)"]
+    # its transform, registered by an earlier catalogue hook, went with it
+    assert host.registry.find("shout_crashy") == [] and "crashy" not in host.plugins
+    host.broadcast("graphflow_pipeline_start", ctx=None)
+
+
+def test_a_name_clash_skips_the_second_plugin(fake_entry_points):
+    fake_entry_points("clash", THIRD_PARTY_SOURCE.replace('"shout_{suffix}"', '"self_loops"'))
+    lines: list[str] = []
+    host = create_host(warn=lines.append)
+    assert host.registry.get("transform", "self_loops").plugin == "transforms"
+    assert len(lines) == 1
+    assert lines[0].startswith('plugin "clash" (from gf-fake-clash 1.0) failed in hook '
+                               'graphflow_register_transforms: plugin "clash" registers '
+                               'transform "self_loops", which plugin "transforms" already '
+                               "registered")
+
+
+def test_a_hook_with_wrong_arguments_skips_the_plugin(fake_entry_points):
+    fake_entry_points("argy", """
         from graphflow.plugin import hookimpl
 
         @hookimpl
-        def graphflow_register_models(register):
-            raise RuntimeError("model zoo offline")
+        def graphflow_register_models(registar):
+            pass
     """)
+    host = create_host(warn=lambda line: None)
+    assert "argy" not in host.plugins and host.pm.get_plugin("argy") is None
+    assert host.broken["argy"].failed == "in registration"
+    assert "registar" in host.broken["argy"].error
+
+
+def test_a_second_plugin_of_the_same_name_is_skipped_not_the_first(fake_entry_points):
+    fake_entry_points("acme", THIRD_PARTY_SOURCE.format(suffix="acme"))
+    fake_entry_points("models", THIRD_PARTY_SOURCE.format(suffix="impostor"), dist="impostor")
+    lines: list[str] = []
+    host = create_host(warn=lines.append)
+    assert host.plugins["models"].first_party and host.registry.get("model", "gcn")
+    assert host.registry.find("shout_impostor") == [] and host.plugins["acme"]
+    assert len(lines) == 1 and lines[0].startswith(
+        'plugin "models" (from impostor 1.0) failed in registration: ValueError: Plugin name '
+        "already registered")
+
+
+def test_in_process_plugins_still_raise(toy_plugin):
+    class Crashy:
+        from graphflow.plugin import hookimpl
+
+        @hookimpl
+        def graphflow_register_models(self, register):
+            raise RuntimeError("model zoo offline")
+
     with pytest.raises(PluginError) as err:
-        create_host()
+        create_host(plugins={"crashy": Crashy()})
     assert str(err.value) == ('plugin "crashy" failed in hook graphflow_register_models: '
                               "RuntimeError: model zoo offline")
+
+    class Typo:
+        from graphflow.plugin import hookimpl
+
+        @hookimpl
+        def graphflow_register_loader(self, register):
+            pass
+
+    with pytest.raises(PluginError, match='plugin "typo" failed in hook validation'):
+        create_host(plugins={"typo": Typo()})
 
 
 def test_missing_installation_is_explained(monkeypatch):

@@ -1,4 +1,5 @@
-"""``graphflow doctor``: is this machine ready? Versions, CUDA, and a checked sparse matmul."""
+"""``graphflow doctor``: is this machine ready? Versions, plugins, CUDA, and a checked sparse
+matmul. Exit code 1 when the sparse matmul fails on a device or a plugin failed to load."""
 
 from __future__ import annotations
 
@@ -88,12 +89,25 @@ def semi_structured_check(device: torch.device, *, rows: int = 64,
         return {**out, "supported": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
 
 
+def plugins_check() -> dict[str, Any]:
+    """The plugins that loaded and those that failed to (with their error and the fix)."""
+    from graphflow.errors import GraphflowError
+    from graphflow.manager import create_host
+
+    try:
+        host = create_host(warn=lambda line: None)  # reported here instead
+    except GraphflowError as exc:
+        return {"ok": False, "loaded": [], "broken": [], "error": str(exc)}
+    return {"ok": not host.broken, "loaded": sorted(host.plugins),
+            "broken": [b.as_dict() for b in host.broken.values()]}
+
+
 def report() -> dict[str, Any]:
     import torch
 
     from graphflow.record import package_versions
 
-    info: dict[str, Any] = {"versions": package_versions()}
+    info: dict[str, Any] = {"versions": package_versions(), "plugins": plugins_check()}
     try:
         from graphflow.compat.dgl import graphbolt_is_stubbed
         info["dgl_graphbolt"] = "stubbed (no build for this torch)" if graphbolt_is_stubbed() else "native"
@@ -122,6 +136,16 @@ def cmd_doctor(args: argparse.Namespace) -> int:
         for name, version in info["versions"].items():
             print(f"{name:>10}: {version or 'not installed'}")
         print(f"{'graphbolt':>10}: {info['dgl_graphbolt']}")
+        plugins = info["plugins"]
+        if "error" in plugins:
+            print(f"{'plugins':>10}: FAIL ({plugins['error']})")
+        else:
+            print(f"{'plugins':>10}: {len(plugins['loaded'])} loaded "
+                  f"({', '.join(plugins['loaded'])})")
+        for b in plugins["broken"]:
+            origin = " ".join(x for x in (b["dist"], b["version"]) if x)
+            print(f"{'plugins':>10}: BROKEN \"{b['name']}\" ({origin}) failed {b['failed']}: "
+                  f"{b['error']} (fix: {b['fix']})")
         cuda = info["cuda"]
         if cuda["available"]:
             for d in cuda["devices"]:
@@ -140,4 +164,4 @@ def cmd_doctor(args: argparse.Namespace) -> int:
                 print(f"{'2:4':>10}: supported on {check['device']} ({detail})")
             else:
                 print(f"{'2:4':>10}: not supported on {check['device']} ({check['reason']})")
-    return 0 if all(c["ok"] for c in info["spmm"]) else 1
+    return 0 if info["plugins"]["ok"] and all(c["ok"] for c in info["spmm"]) else 1

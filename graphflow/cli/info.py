@@ -37,13 +37,15 @@ def plugins_table(host: PluginHost) -> dict[str, Any]:
                         "components": components})
     components = {kind: [{"name": c.name, "plugin": c.plugin, "summary": c.summary}
                          for c in host.registry.by_kind(kind)] for kind in KINDS}
-    return {"plugins": plugins, "components": components}
+    broken = [b.as_dict() for b in host.broken.values()]
+    return {"plugins": plugins, "broken": broken, "components": components}
 
 
 def cmd_plugins(args: argparse.Namespace) -> int:
     from graphflow.manager import create_host
 
-    table = plugins_table(create_host())
+    host = create_host(warn=_quiet)  # the listing shows broken plugins itself
+    table = plugins_table(host)
     if args.json:
         print(json.dumps(table, indent=2))
         return 0
@@ -52,6 +54,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         print(f"{p['name']}  ({origin})  {p['source']}")
         for kind, names in p["components"].items():
             print(f"    {kind}: {', '.join(names)}")
+    for b in host.broken.values():
+        origin = " ".join(x for x in (b.dist, b.version) if x) or "in-process"
+        print(f"{b.name}  ({origin})  BROKEN: failed {b.failed}: {b.error}")
+        print(f"    fix: {b.fix()}")
     print()
     for kind, comps in table["components"].items():
         print(f"{kind}s:")
@@ -59,6 +65,10 @@ def cmd_plugins(args: argparse.Namespace) -> int:
         for c in comps:
             print(f"  {c['name']:<{width}}  {c['summary']}")
     return 0
+
+
+def _quiet(line: str) -> None:
+    """A ``warn`` for create_host where the command reports broken plugins itself."""
 
 
 def describe(info: ComponentInfo) -> str:
@@ -86,7 +96,7 @@ def cmd_describe(args: argparse.Namespace) -> int:
     found = [registry.get(kind, name)] if kind else registry.find(name)
     if not found:
         every = sorted({c.name for c in registry.all()})
-        raise ConfigError(f'no component "{name}"{did_you_mean(name, every)}; '
-                          f"see graphflow plugins")
+        raise ConfigError(f'no component "{name}"{did_you_mean(name, every)}'
+                          f"{registry.broken_hint()}; see graphflow plugins")
     print("\n\n".join(describe(info) for info in found))
     return 0

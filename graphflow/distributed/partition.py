@@ -22,7 +22,7 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -82,6 +82,7 @@ class PartitionMeta:
         if not path.is_file():
             raise DataError(f"partition config not found: {path}; make it with: graphflow "
                             f"partition PIPELINE.toml --parts N --out {path.parent}")
+        dgl_config = read_part_config(path)
         if not meta_path.is_file():
             raise DataError(f"{meta_path} is missing: {path} was not written by graphflow "
                             f"partition; partition the graph again with it")
@@ -89,8 +90,7 @@ class PartitionMeta:
             raw = json.loads(meta_path.read_text(encoding="utf-8"))
             meta = cls(**{f.name: raw[f.name] for f in dataclasses.fields(cls)
                           if f.name in raw})
-            dgl_config = json.loads(path.read_text(encoding="utf-8"))
-        except (json.JSONDecodeError, TypeError, KeyError) as exc:
+        except (json.JSONDecodeError, UnicodeDecodeError, TypeError, KeyError) as exc:
             raise DataError(f"{meta_path}: not a graphflow partition ({exc})") from None
         if dgl_config.get("num_parts") != meta.parts or \
                 dgl_config.get("graph_name") != meta.graph_name:
@@ -107,6 +107,29 @@ class PartitionMeta:
             raise DataError(f"{path}: the pipeline needs node data {', '.join(missing)} but "
                             f"the partition has {have}; partition the graph of a pipeline "
                             f"whose loader provides them")
+
+
+def read_part_config(path: Path) -> dict[str, Any]:
+    """DGL's partition config at ``path``. Any other file (the folder's ``run.json`` or
+    ``graphflow.json``, a file that is not JSON) raises ``DataError`` saying which file to
+    point at: the ``graph.json`` beside it when there is one."""
+    try:
+        config = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        why = "not JSON"
+    else:
+        keys = config if isinstance(config, dict) else {}
+        missing = [k for k in ("graph_name", "num_parts") if k not in keys]
+        if not missing:
+            return config
+        why = f"a JSON file without DGL's {' and '.join(missing)}"
+    beside = path.parent / PART_CONFIG
+    if beside.is_file() and beside.resolve() != path.resolve():
+        fix = f"point path at {beside}, the partition config graphflow partition wrote beside it"
+    else:
+        fix = ("point path at the graph.json in the folder that graphflow partition wrote "
+               "(graphflow partition PIPELINE.toml --parts N --out DIR writes DIR/graph.json)")
+    raise DataError(f"{path} is not a partition config ({why}); {fix}")
 
 
 def check_parts(parts: int, method: str) -> None:

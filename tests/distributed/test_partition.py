@@ -111,3 +111,29 @@ def test_partition_config_not_matching_its_metadata(cli, parts, tmp_path):
         f"graphflow: error: [load] partitioned: {parts / 'graph.json'} (graph 'edgelist_gcn', 3 "
         f"parts) does not match {parts / 'graphflow.json'} (graph 'edgelist_gcn', 2 parts); "
         f"partition again")
+
+
+@pytest.mark.parametrize("name, missing", [("run.json", "graph_name and num_parts"),
+                                           ("graphflow.json", "num_parts")])
+def test_another_json_of_the_partition_folder_points_at_graph_json(cli, parts, tmp_path, name,
+                                                                   missing):
+    assert _load_error(cli, tmp_path, f'path = "parts/{name}"\n') == (
+        f"graphflow: error: [load] partitioned: {parts / name} is not a partition config (a JSON "
+        f"file without DGL's {missing}); point path at {parts / 'graph.json'}, the partition "
+        f"config graphflow partition wrote beside it")
+
+
+def test_a_json_elsewhere_says_where_graph_json_comes_from(cli, tmp_path):
+    (tmp_path / "settings.json").write_text('[1, 2]')
+    assert _load_error(cli, tmp_path, 'path = "settings.json"\n') == (
+        f"graphflow: error: [load] partitioned: {tmp_path / 'settings.json'} is not a partition "
+        f"config (a JSON file without DGL's graph_name and num_parts); point path at the "
+        f"graph.json in the folder that graphflow partition wrote (graphflow partition "
+        f"PIPELINE.toml --parts N --out DIR writes DIR/graph.json)")
+
+
+def test_a_file_that_is_not_json(cli, parts, tmp_path):
+    err = _load_error(cli, tmp_path, 'path = "parts/node_ids.parquet"\n')
+    assert err == (f"graphflow: error: [load] partitioned: {parts / 'node_ids.parquet'} is not a "
+                   f"partition config (not JSON); point path at {parts / 'graph.json'}, the "
+                   f"partition config graphflow partition wrote beside it")

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import pytest
 
-import graphflow  # noqa: F401  (first: it sets OpenMP defaults before torch loads)
+# No import-order games: importing graphflow sets nothing global (tests/test_init.py checks
+# it), so the tests run under the environment's OpenMP and torch thread settings (torch's own
+# defaults unless OMP_NUM_THREADS / OMP_WAIT_POLICY are set).
 
 sys.path.insert(0, str(Path(__file__).parent))  # make tests/toy_plugin.py importable
 

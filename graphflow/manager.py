@@ -257,6 +257,7 @@ def _skip(host: PluginHost, info: PluginInfo, failed: str, exc: BaseException, *
     if registered:
         host.pm.unregister(name=info.name)
         host.plugins.pop(info.name, None)
+        host.registry.drop(info.name)
     error = str(exc) if isinstance(exc, PluginError) else one_line(exc)
     host.registry.mark_broken(BrokenPlugin(info.name, info.dist, info.version, failed, error,
                                            info.first_party))

@@ -124,11 +124,14 @@ class Registry:
                        for b in self.broken.values())
 
     def mark_broken(self, broken: BrokenPlugin) -> None:
-        """Record a plugin that failed to load, and drop whatever it registered before failing."""
-        for table in self._by_kind.values():
-            for name in [n for n, info in table.items() if info.plugin == broken.name]:
-                del table[name]
+        """Record a plugin that failed to load (and was skipped)."""
         self.broken[broken.name] = broken
+
+    def drop(self, plugin: str) -> None:
+        """Remove every component ``plugin`` registered (it failed after registering some)."""
+        for table in self._by_kind.values():
+            for name in [n for n, info in table.items() if info.plugin == plugin]:
+                del table[name]
 
     def names(self, kind: Kind) -> list[str]:
         return sorted(self._by_kind[kind])

@@ -205,3 +205,23 @@ def test_links_go_only_to_the_table_exporters(tmp_path, cli, exporter):
                                         f"by this exporter; it writes: "
                                         f"{', '.join(EXPORTER_WRITES[exporter])}; exporters "
                                         f"that write links: csv, parquet")
+
+
+def test_an_unknown_name_names_each_broken_plugin_and_drop_forgets_a_plugin():
+    from graphflow.registry import BrokenPlugin
+
+    registry = Registry()
+    registry.add("loader", Good, "half")
+    registry.drop("half")
+    assert registry.find("good") == []
+    registry.mark_broken(BrokenPlugin("half", "half-dist", "2.0",
+                                      "in hook graphflow_register_models", "RuntimeError: boom"))
+    registry.mark_broken(BrokenPlugin("gone", None, None, "to import (gone)",
+                                      "ImportError: no gone"))
+    with pytest.raises(UnknownComponentError) as err:
+        registry.get("loader", "good")
+    assert str(err.value) == (
+        'unknown loader type "good"; plugin "half" (from half-dist 2.0) may provide it but failed '
+        'in hook graphflow_register_models: RuntimeError: boom; plugin "gone" may provide it but '
+        "failed to import (gone): ImportError: no gone; choices: (none registered)")
+    assert registry.broken["gone"].fix() == "set GRAPHFLOW_BLOCK_PLUGINS=gone to skip it"

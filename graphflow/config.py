@@ -375,8 +375,14 @@ def _task_defaults(spec: TrainSpec) -> TrainSpec:
         unset = {k: v for k, v in task.model_defaults(model.type, sampled=sampled).items()
                  if k in names and k not in model.given}
         if unset:
-            out = dataclasses.replace(out, model=dataclasses.replace(
-                model, options=dataclasses.replace(model.options, **unset)))
+            try:
+                options = dataclasses.replace(model.options, **unset)
+            except ValueError as exc:
+                shown = ", ".join(f"{k} = {v!r}" for k, v in unset.items())
+                raise ConfigError(f"[{model.section}] {model.type}: the defaults task "
+                                  f"{spec.task.type!r} gives it ({shown}) are rejected: {exc}; "
+                                  f"set these options in [{model.section}]") from None
+            out = dataclasses.replace(out, model=dataclasses.replace(model, options=options))
     return out
 
 

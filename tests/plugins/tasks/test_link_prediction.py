@@ -218,3 +218,15 @@ def test_describe_shows_the_defaults_by_mode():
     assert "  epochs: int | none  (default by mode: 300 full batch, 20 sampled)" in out
     assert "  self_loops: bool | none  (default by mode: true full batch, false sampled)" in out
     assert "  lr: float | none  (default by mode: 0.01 full batch, 0.005 sampled)" in out
+
+
+def test_a_task_default_the_model_rejects_is_one_line_naming_both(tmp_path, monkeypatch):
+    from graphflow_plugins.tasks.link_prediction import LinkPrediction
+
+    monkeypatch.setattr(LinkPrediction, "model_defaults",
+                        lambda self, model, *, sampled: {"dropout": 1.5})
+    with pytest.raises(ConfigError, match=r"\[model\] gcn: the defaults task 'link_prediction' "
+                                          r"gives it \(dropout = 1.5\) are rejected: dropout "
+                                          r"must lie in \[0, 1\), got 1.5; set these options "
+                                          r"in \[model\]"):
+        read(tmp_path, BARE.format(split=SPLIT, sample="", model="", train=""))

@@ -5,4 +5,6 @@
 * :mod:`graphflow.train.optim`: optimizers by name, weight decay on all or the first layer.
 * :mod:`graphflow.train.loop`: epochs, evaluation, early stopping, checkpoints, ``--resume``.
 * :mod:`graphflow.train.checkpoint`: atomic checkpoint files and random-generator state.
+* :mod:`graphflow.train.task`: the base of supervised tasks (shared options, optimizer, loop,
+  checkpoint meta, inference set-up, results), which every training task builds on.
 """

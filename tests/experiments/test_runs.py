@@ -53,7 +53,7 @@ def test_runs_lists_what_differs_and_the_metrics(run_toml, tmp_path, cli):
                                            b.record["metrics"]["test_acc"]]
     code, out, err = cli("runs", "--compare", tmp_path / "runs" / "a", tmp_path / "runs" / "b")
     assert code == 0, err
-    assert "model.hidden  4  8" in out
+    assert ["model.hidden", "4", "8"] in [line.split() for line in out.splitlines()]
     delta = b.record["metrics"]["test_acc"] - a.record["metrics"]["test_acc"]
     assert f"{delta:+.4g}" in out
 

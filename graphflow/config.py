@@ -13,6 +13,8 @@ The file format is the user contract::
     [[export]]            0..n
     [[track]]             0..n experiment trackers (mlflow, tensorboard...), see
                           graphflow.experiments.tracking
+    [sweep]               graphflow sweep's search space and study (ignored by a run), see
+                          graphflow.experiments.sweep
 
 Every component section has ``type``; all its other keys are options validated against the
 component's schema. Relative paths resolve against the pipeline file's folder.
@@ -45,6 +47,7 @@ SECTIONS: dict[str, Kind | None] = {
     "train": "task",
     "export": "exporter",
     "track": "tracker",
+    "sweep": None,  # graphflow sweep's search (graphflow.experiments.sweep); runs ignore it
 }
 LIST_SECTIONS = ("transform", "export", "track")
 LISTABLE_SECTIONS = (*LIST_SECTIONS, "train")  # one table, or a [[list]] of them

@@ -1,4 +1,4 @@
-"""``graphflow runs``: past runs side by side."""
+"""``graphflow runs`` (past runs side by side) and ``graphflow sweep`` (an Optuna study)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,16 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                    help="two runs side by side: run folders, or their paths under DIR")
     p.add_argument("--json", action="store_true", help="machine-readable output")
     p.set_defaults(func=cmd_runs)
+    help_ = "search a pipeline's options with Optuna, as its [sweep] table says"
+    s = sub.add_parser("sweep", parents=[common], help=help_, description=help_)
+    s.add_argument("pipeline", type=Path, help="pipeline TOML file with a [sweep] table")
+    s.add_argument("--set", dest="overrides", action="append", default=[],
+                   metavar="SECTION.KEY=VALUE",
+                   help="override a value of the pipeline or of [sweep] (sweep.trials=5)")
+    s.add_argument("--out-dir", type=Path,
+                   help="the sweep's folder (default runs/<name>-sweep); the same folder "
+                        "resumes the sweep")
+    s.set_defaults(func=cmd_sweep)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -34,3 +44,14 @@ def cmd_runs(args: argparse.Namespace) -> int:
 def _locate(path: Path, root: Path) -> Path:
     """A run given as a folder, or as its path under the runs folder."""
     return path if path.exists() or not (root / path).exists() else root / path
+
+
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from graphflow.experiments.sweep import run_sweep
+    from graphflow.manager import create_host
+    from graphflow.signals import handle_signals
+
+    host = create_host()
+    with handle_signals():  # SIGTERM: the running trial stops at a safe point, runs again
+        run_sweep(args.pipeline, host, out_dir=args.out_dir, overrides=args.overrides)
+    return 0

@@ -196,12 +196,13 @@ def check_keys(raw: dict[str, Any], sweep: SweepConfig, host: PluginHost, source
         try:
             apply_override(trial, f"{s.key}={toml_value(value)}", source="[sweep.params]")
         except ConfigError as exc:
-            raise ConfigError(f"{source}: {exc}") from None
+            raise ConfigError(f"{source}: {exc}") from None  # names [sweep.params] and the key
     trial.pop("sweep", None)
     try:
         validate_config(trial, host.registry, source=source)
     except ConfigError as exc:
-        raise ConfigError(f"[sweep.params] {exc}") from None
+        message = str(exc).removeprefix(f"{source}: ")
+        raise ConfigError(f"{source}: [sweep.params] {message}") from None
 
 
 def toml_value(value: Any) -> str:

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from graphflow import signals
 from graphflow.config import apply_override, read_toml, validate_config
 from graphflow.errors import ConfigError, did_you_mean
 from graphflow.plugin import hookimpl
@@ -318,6 +319,20 @@ def _pruner(sweep: SweepConfig) -> Any:
     return optuna.pruners.NopPruner()
 
 
+def _run_trial(run_pipeline: Any, config: Any, host: PluginHost) -> tuple[dict[str, Any],
+                                                                          int | None]:
+    """One run, and a signal that came while it wrote its record (or None).
+
+    Under the CLI's signal guard each run gets a guard of its own: a run shields its end
+    from signals (graphflow.signals.finishing) until its guard exits, and the sweep must
+    still stop on a signal that came then, once it has recorded the finished run."""
+    if signals.active() is None:  # library use: signals are the caller's business
+        return run_pipeline(config, host, quiet=True).record, None
+    with signals.handle_signals() as guard:
+        record = run_pipeline(config, host, quiet=True).record
+    return record, guard.requested
+
+
 def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
               overrides: list[str] = (), echo: Any = print) -> dict[str, Any]:
     """Run (or resume) the sweep of ``pipeline``; returns the summary it writes."""
@@ -369,53 +384,60 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
         echo(f"graphflow: resuming {name}: {finished()} of {sweep.trials} trials done "
              f"({storage_path})")
     while finished() < sweep.trials:
-        trial = study.ask(distributions)
-        values, tests, t0 = [], [], time.perf_counter()
-        state = TrialState.COMPLETE
-        try:
-            for i, seed in enumerate(sweep.seeds):
-                sets = [f"{k}={toml_value(v)}" for k, v in trial.params.items()]
-                folder = root / f"trial-{trial.number:04d}" / f"seed-{seed}"
-                config = load_config(pipeline, host.registry, out_dir=folder,
-                                     overrides=[*overrides, *sets, f"pipeline.seed={seed}"])
-                pruning = _Pruning(trial, sweep.metric) if sweep.pruner != "none" and i == 0 \
-                    else None
-                if pruning is not None:
-                    host.pm.register(pruning, name=f"graphflow-sweep-{trial.number}")
-                try:
-                    record = run_pipeline(config, host, quiet=True).record
-                finally:
+        # a signal between runs waits until the trial is recorded (graphflow.signals)
+        with signals.deferred():
+            trial = study.ask(distributions)
+            values, tests, t0, stop = [], [], time.perf_counter(), None
+            state = TrialState.COMPLETE
+            try:
+                for i, seed in enumerate(sweep.seeds):
+                    signals.safe_point()  # a signal that came between runs
+                    sets = [f"{k}={toml_value(v)}" for k, v in trial.params.items()]
+                    folder = root / f"trial-{trial.number:04d}" / f"seed-{seed}"
+                    config = load_config(pipeline, host.registry, out_dir=folder,
+                                         overrides=[*overrides, *sets, f"pipeline.seed={seed}"])
+                    pruning = _Pruning(trial, sweep.metric) if sweep.pruner != "none" and i == 0 \
+                        else None
                     if pruning is not None:
-                        host.pm.unregister(pruning)
-                metrics = record["metrics"]
-                if sweep.metric not in metrics:
-                    study.tell(trial, state=TrialState.FAIL)
-                    raise ConfigError(f"sweep.metric: the runs have no metric "
-                                      f"{sweep.metric!r}{did_you_mean(sweep.metric, metrics)}; "
-                                      f"their metrics: {', '.join(metrics) or 'none'}")
-                values.append(float(metrics[sweep.metric]))
-                if sweep.test_metric in metrics:
-                    tests.append(float(metrics[sweep.test_metric]))
-        except Pruned:
-            state = TrialState.PRUNED
-        except KeyboardInterrupt:  # a signal (graphflow.signals.Terminated) or Ctrl-C
-            study.tell(trial, state=TrialState.FAIL)
-            study.enqueue_trial(trial.params, skip_if_exists=False)  # runs again on resume
-            raise
-        seconds = time.perf_counter() - t0
-        trial_attrs = {"seconds": round(seconds, 3), "values": values}
-        if len(values) > 1:
-            trial_attrs["std"] = statistics.stdev(values)
-        if tests:
-            trial_attrs["test"] = statistics.fmean(tests)
-        for k, v in trial_attrs.items():
-            study._storage.set_trial_user_attr(trial._trial_id, k, v)
-        if state == TrialState.PRUNED:
-            study.tell(trial, state=TrialState.PRUNED)
-        else:
-            study.tell(trial, statistics.fmean(values))
-        shown = f"{sweep.metric}={statistics.fmean(values):.4g}" if values else "pruned"
-        echo(f"trial {trial.number}: {shown}  {json.dumps(trial.params)}  ({seconds:.1f}s)")
+                        host.pm.register(pruning, name=f"graphflow-sweep-{trial.number}")
+                    try:
+                        record, stop = _run_trial(run_pipeline, config, host)
+                    finally:
+                        if pruning is not None:
+                            host.pm.unregister(pruning)
+                    if stop is not None and i < len(sweep.seeds) - 1:  # seeds left: run again
+                        raise signals.Terminated(stop)
+                    metrics = record["metrics"]
+                    if sweep.metric not in metrics:
+                        study.tell(trial, state=TrialState.FAIL)
+                        raise ConfigError(f"sweep.metric: the runs have no metric "
+                                          f"{sweep.metric!r}{did_you_mean(sweep.metric, metrics)}; "
+                                          f"their metrics: {', '.join(metrics) or 'none'}")
+                    values.append(float(metrics[sweep.metric]))
+                    if sweep.test_metric in metrics:
+                        tests.append(float(metrics[sweep.test_metric]))
+            except Pruned:
+                state = TrialState.PRUNED
+            except KeyboardInterrupt:  # a signal (graphflow.signals.Terminated) or Ctrl-C
+                study.tell(trial, state=TrialState.FAIL)
+                study.enqueue_trial(trial.params, skip_if_exists=False)  # runs again on resume
+                raise
+            seconds = time.perf_counter() - t0
+            trial_attrs = {"seconds": round(seconds, 3), "values": values}
+            if len(values) > 1:
+                trial_attrs["std"] = statistics.stdev(values)
+            if tests:
+                trial_attrs["test"] = statistics.fmean(tests)
+            for k, v in trial_attrs.items():
+                study._storage.set_trial_user_attr(trial._trial_id, k, v)
+            if state == TrialState.PRUNED:
+                study.tell(trial, state=TrialState.PRUNED)
+            else:
+                study.tell(trial, statistics.fmean(values))
+            shown = f"{sweep.metric}={statistics.fmean(values):.4g}" if values else "pruned"
+            echo(f"trial {trial.number}: {shown}  {json.dumps(trial.params)}  ({seconds:.1f}s)")
+            if stop is not None:  # a signal came at the end of the trial's last run
+                raise signals.Terminated(stop)
     return _write_outputs(study, sweep, raw, root, name, echo)
 
 

@@ -171,8 +171,9 @@ def _space(key: str, value: Any, src: str) -> Space:
     unknown = set(value) - {"low", "high", "log", "step"}
     if unknown:
         k = sorted(unknown)[0]
-        raise ConfigError(f"{where}: unknown key {k!r}{did_you_mean(k, ('low', 'high', 'log', 'step'))}"
-                          f"; a range takes low, high, log, step")
+        range_keys = ("low", "high", "log", "step")
+        raise ConfigError(f"{where}: unknown key {k!r}{did_you_mean(k, range_keys)}; a range "
+                          f"takes low, high, log, step")
     low, high = value.get("low"), value.get("high")
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)):
         raise ConfigError(f"{where}: a range needs numbers low and high, got {low!r}, {high!r}")

@@ -1,4 +1,4 @@
-"""Base classes of the six component kinds a plugin can register.
+"""Base classes of the seven component kinds a plugin can register.
 
 Each component class declares
 
@@ -26,8 +26,9 @@ if TYPE_CHECKING:
     from graphflow.context import RunContext
     from graphflow.graph import GraphData
 
-Kind = Literal["loader", "transform", "sampler", "model", "task", "exporter"]
-KINDS: tuple[Kind, ...] = ("loader", "transform", "sampler", "model", "task", "exporter")
+Kind = Literal["loader", "transform", "sampler", "model", "task", "exporter", "tracker"]
+KINDS: tuple[Kind, ...] = ("loader", "transform", "sampler", "model", "task", "exporter",
+                           "tracker")
 
 
 class Component:
@@ -197,6 +198,42 @@ class Exporter(Component):
         raise NotImplementedError
 
 
+class Tracker(Component):
+    """Sends a run to an experiment tracker (MLflow, TensorBoard...): ``[[track]]``.
+
+    The host (:mod:`graphflow.experiments.tracking`) calls, on rank 0 only:
+
+    * :meth:`start` once, before the first stage (``ctx.config`` is resolved);
+    * :meth:`log_epoch` after each epoch, with the figures written to ``metrics.jsonl``;
+    * :meth:`flush` at the end of each stage;
+    * :meth:`finish` once, after ``run.json`` is written, whether the run succeeded, failed
+      or was stopped (``record["status"]`` says which).
+
+    A method that raises stops this tracker with one warning line; the run goes on and loses
+    nothing. Import the tracker's client library inside :meth:`start`, never at module level:
+    ``graphflow --help`` and runs without ``[[track]]`` must not pay for it.
+    """
+
+    kind = "tracker"
+
+    def start(self, ctx: RunContext) -> dict[str, Any] | None:
+        """Open the tracker's run and send the configuration
+        (``graphflow.experiments.tracking.params``); return where the run lives (a run id, a
+        folder), which ``run.json`` records under ``reports["track.N"]``."""
+        raise NotImplementedError
+
+    def log_epoch(self, key_values: dict[str, float], step: int) -> None:
+        """One epoch's figures, keyed by ``graphflow.experiments.tracking.metric_key``."""
+        raise NotImplementedError
+
+    def flush(self) -> None:
+        """Send what is buffered (called at the end of each stage)."""
+
+    def finish(self, ctx: RunContext, record: dict[str, Any]) -> None:
+        """Close the tracker's run: final metrics, files, status (``record`` is ``run.json``)."""
+        raise NotImplementedError
+
+
 BASES: dict[Kind, type[Component]] = {
     "loader": Loader,
     "transform": Transform,
@@ -204,4 +241,5 @@ BASES: dict[Kind, type[Component]] = {
     "model": Model,
     "task": Task,
     "exporter": Exporter,
+    "tracker": Tracker,
 }

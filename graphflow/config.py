@@ -11,6 +11,10 @@ The file format is the user contract::
                           its own [train.sample] / [train.model] sub-table, and a
                           [train.cores] table overriding the core policy (graphflow.cores)
     [[export]]            0..n
+    [[track]]             0..n experiment trackers (mlflow, tensorboard...), see
+                          graphflow.experiments.tracking
+    [sweep]               graphflow sweep's search space and study (ignored by a run), see
+                          graphflow.experiments.sweep
 
 Every component section has ``type``; all its other keys are options validated against the
 component's schema. Relative paths resolve against the pipeline file's folder.
@@ -42,8 +46,10 @@ SECTIONS: dict[str, Kind | None] = {
     "model": "model",
     "train": "task",
     "export": "exporter",
+    "track": "tracker",
+    "sweep": None,  # graphflow sweep's search (graphflow.experiments.sweep); runs ignore it
 }
-LIST_SECTIONS = ("transform", "export")
+LIST_SECTIONS = ("transform", "export", "track")
 LISTABLE_SECTIONS = (*LIST_SECTIONS, "train")  # one table, or a [[list]] of them
 TRAIN_SUBSECTIONS = {"sample": "sampler", "model": "model"}
 
@@ -107,6 +113,7 @@ class PipelineConfig:
     train: tuple[TrainSpec, ...]
     exports: tuple[ComponentSpec, ...]
     raw: dict[str, Any]
+    tracks: tuple[ComponentSpec, ...] = ()  # [[track]]
 
     def resolved(self) -> dict[str, Any]:
         """The config with every default filled in, as written to ``run.json``."""
@@ -132,6 +139,8 @@ class PipelineConfig:
                 entry["cores"] = dataclasses.asdict(t.cores)
             out["train"].append(entry)
         out["export"] = [e.resolved() for e in self.exports]
+        if self.tracks:  # absent when empty: the hash of a pipeline without trackers stays
+            out["track"] = [t.resolved() for t in self.tracks]
         return out
 
     def digest(self) -> str:
@@ -265,6 +274,7 @@ def validate_config(raw: dict[str, Any], registry: Registry, *, source: Path) ->
         source=source, settings=settings, load=one(raw["load"], "load", "loader"),
         transforms=many("transform", "transform"), sample=sample, model=model,
         train=tuple(train), exports=many("export", "exporter"), raw=copy.deepcopy(raw),
+        tracks=many("track", "tracker"),
     )
 
 

@@ -111,6 +111,22 @@ def graphflow_register_exporters(register: Register) -> None:
     """
 
 
+# --- track ----------------------------------------------------------------------------------
+
+
+@hookspec
+def graphflow_register_trackers(register: Register) -> None:
+    """Register experiment trackers (``[[track]] type = ...``): MLflow, TensorBoard, W&B...
+
+    The host drives each configured tracker through the run's lifecycle on rank 0 only
+    (:class:`graphflow.components.Tracker`: ``start``, ``log_epoch``, ``flush``, ``finish``);
+    a tracker that fails warns once and the run goes on.
+
+    :param register: call ``register(cls)`` with each :class:`graphflow.components.Tracker`
+        subclass this plugin provides.
+    """
+
+
 # --- lifecycle ------------------------------------------------------------------------------
 
 

@@ -48,6 +48,7 @@ CATALOGUE_HOOKS: dict[Kind, str] = {
     "model": "graphflow_register_models",
     "task": "graphflow_register_tasks",
     "exporter": "graphflow_register_exporters",
+    "tracker": "graphflow_register_trackers",
 }
 
 

@@ -19,6 +19,7 @@ from graphflow.context import RunContext, Stage
 from graphflow.device import resolve_device
 from graphflow.distributed.world import World
 from graphflow.errors import DataError, GraphflowError, PluginError
+from graphflow.experiments.tracking import tracked
 from graphflow.graph import GraphData
 from graphflow.manager import PluginHost
 from graphflow.memory import PeakMemory
@@ -69,7 +70,8 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
                        config_hash=config.digest(), seed=settings.seed, device=device,
                        write=world.is_main)
     record.data["allocator"] = allocator.apply(settings.allocator)  # type: ignore[arg-type]
-    with gemm.applied(settings.gemm) as products:  # CPU dense products, restored after
+    # CPU dense products, restored after; [[track]] trackers follow the run (rank 0)
+    with gemm.applied(settings.gemm) as products, tracked(ctx, record):
         record.data["gemm"] = products
         try:
             host.broadcast("graphflow_pipeline_start", ctx=ctx)
@@ -78,6 +80,7 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
             ctx.stage = None
         except BaseException as exc:
             status = "interrupted" if isinstance(exc, KeyboardInterrupt) else "failed"
+            status = getattr(type(exc), "run_status", status)  # e.g. a sweep's pruned trial
             finishing()  # a further signal must not cut the record of this one short
             if isinstance(exc, Terminated):  # SIGTERM / SIGHUP / SIGINT under the CLI
                 status, record.data["signal"] = exc.status, exc.name

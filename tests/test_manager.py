@@ -6,7 +6,8 @@ from graphflow import manager
 from graphflow.errors import PluginError, UnknownComponentError
 from graphflow.manager import AUTOLOAD_ENV, BLOCK_ENV, create_host
 
-FIRST_PARTY = {"loaders", "transforms", "samplers", "models", "tasks", "embeddings", "exporters"}
+FIRST_PARTY = {"loaders", "transforms", "samplers", "models", "tasks", "embeddings", "exporters",
+               "trackers"}
 
 THIRD_PARTY_SOURCE = '''
 from dataclasses import dataclass

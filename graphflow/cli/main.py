@@ -19,7 +19,7 @@ from graphflow.signals import Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from graphflow.cli import distributed, doctor, info, run, scaffold
+    from graphflow.cli import distributed, doctor, experiments, info, run, scaffold
 
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS (the action is shared by every command's parser): a command's parser sets
@@ -36,6 +36,7 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.add_commands(sub, common)
     scaffold.add_commands(sub, common)
     distributed.add_commands(sub, common)
+    experiments.add_commands(sub, common)
     return parser
 
 

@@ -52,7 +52,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
     specs = [config.load, *config.transforms]
     for train in config.train:
         specs += [s for s in (train.sample, train.model) if s is not None] + [train.task]
-    specs += list(config.exports)
+    specs += list(config.exports) + list(config.tracks)
     for spec in specs:
         spec.build().check()
     chain = " -> ".join(f"{s.section}:{s.type}" for s in specs)

@@ -1,0 +1,502 @@
+"""``graphflow sweep PIPELINE.toml``: an Optuna study over the pipeline's options.
+
+The pipeline file carries its search in a ``[sweep]`` table (a run ignores it)::
+
+    [sweep]
+    metric = "val_acc"        # a final metric of the runs (run.json "metrics"), chosen on
+    direction = "maximize"    #   validation; the best trial's test_<...> is reported beside
+    trials = 20               # trials to finish (complete or pruned), resumed ones included
+    sampler = "tpe"           # tpe | random | grid
+    pruner = "none"           # none | median | hyperband: fed each epoch's figure `metric`
+    seeds = [0]               # each trial runs once per seed; its value is their mean
+    storage = "sweep.db"      # SQLite file (relative to the sweep folder): resumable
+    jobs = 1                  # trials at once (one process; more is not supported yet)
+
+    [sweep.params]            # dotted keys, as --set takes them
+    "model.hidden" = [16, 32, 64]                       # choices
+    "train.lr" = { low = 1e-3, high = 0.1, log = true } # float range (log or linear)
+    "model.layers" = { low = 1, high = 3 }              # integer range (int bounds)
+    "train.dropout" = { low = 0.0, high = 0.6, step = 0.2 }
+
+Each trial is an ordinary run with ``--set`` overrides, in ``OUT/trial-NNNN/seed-S/``.
+The study lives in SQLite: a sweep stopped by a signal (or killed) and started again does
+not repeat the trials it finished; the trial it was running runs again. It writes
+``trials.parquet`` (and prints the table), ``best.toml`` (the pipeline with the best
+trial's values, runnable as it is) and ``summary.json``.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import statistics
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphflow import signals
+from graphflow.config import apply_override, read_toml, validate_config
+from graphflow.errors import ConfigError, did_you_mean
+from graphflow.plugin import hookimpl
+
+if TYPE_CHECKING:
+    from graphflow.manager import PluginHost
+
+SAMPLERS = ("tpe", "random", "grid")
+PRUNERS = ("none", "median", "hyperband")
+KEYS = ("metric", "direction", "trials", "sampler", "pruner", "seeds", "storage", "jobs",
+        "params")
+
+
+@dataclass(frozen=True)
+class Space:
+    """One searched option: ``choices``, or a range ``low``..``high`` (``log``, ``step``)."""
+
+    key: str
+    choices: tuple[Any, ...] | None = None
+    low: float | int | None = None
+    high: float | int | None = None
+    log: bool = False
+    step: float | int | None = None
+
+    @property
+    def is_int(self) -> bool:
+        return self.choices is None and all(
+            isinstance(v, int) and not isinstance(v, bool) for v in (self.low, self.high))
+
+    def grid(self) -> list[Any]:
+        """The values a grid sampler walks (choices, or an integer / stepped range)."""
+        if self.choices is not None:
+            return list(self.choices)
+        if self.is_int and not self.log:
+            return list(range(int(self.low), int(self.high) + 1, int(self.step or 1)))
+        if self.step and not self.log:
+            n = int(round((self.high - self.low) / self.step))
+            return [self.low + i * self.step for i in range(n + 1)]
+        raise ConfigError(f'[sweep.params] "{self.key}": sampler = "grid" needs choices, an '
+                          f"integer range or a step")
+
+
+@dataclass(frozen=True)
+class SweepConfig:
+    """The ``[sweep]`` table."""
+
+    params: tuple[Space, ...]
+    metric: str = "val_acc"
+    direction: str = "maximize"
+    trials: int = 20
+    sampler: str = "tpe"
+    pruner: str = "none"
+    seeds: tuple[int, ...] = (0,)
+    storage: Path | None = None
+    jobs: int = 1
+
+    @property
+    def test_metric(self) -> str:
+        """``test_acc`` for ``val_acc``: the figure reported for the best trial."""
+        return "test_" + self.metric[4:] if self.metric.startswith("val_") else self.metric
+
+    def space_digest(self) -> str:
+        return json.dumps([s.__dict__ for s in self.params], sort_keys=True, default=str)
+
+
+def parse_sweep(raw: dict[str, Any], src: str, base: Path) -> SweepConfig:
+    """The ``[sweep]`` table of a parsed pipeline, checked."""
+    table = raw.get("sweep")
+    if not isinstance(table, dict):
+        raise ConfigError(f"{src}: no [sweep] table; add one with [sweep.params] (see "
+                          f"docs/experiments.md)")
+    for key in table:
+        if key not in KEYS:
+            raise ConfigError(f"{src}: sweep.{key}: unknown key{did_you_mean(key, KEYS)}; valid "
+                              f"keys: {', '.join(KEYS)}")
+
+    def pick(key: str, default: Any, kind: type | tuple[type, ...]) -> Any:
+        value = table.get(key, default)
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+            raise ConfigError(f"{src}: sweep.{key}: expected {getattr(kind, '__name__', kind)}, "
+                              f"got {value!r}")
+        return value
+
+    metric = pick("metric", "val_acc", str)
+    direction = pick("direction", "maximize", str)
+    if direction not in ("maximize", "minimize"):
+        raise ConfigError(f'{src}: sweep.direction: expected "maximize" or "minimize", got '
+                          f'"{direction}"')
+    trials = pick("trials", 20, int)
+    jobs = pick("jobs", 1, int)
+    if trials < 1 or jobs < 1:
+        raise ConfigError(f"{src}: sweep.trials and sweep.jobs must be >= 1")
+    if jobs != 1:
+        raise ConfigError(f"{src}: sweep.jobs = {jobs}: parallel trials are not supported yet; "
+                          f"use jobs = 1")
+    sampler = pick("sampler", "tpe", str)
+    pruner = pick("pruner", "none", str)
+    for key, value, valid in (("sampler", sampler, SAMPLERS), ("pruner", pruner, PRUNERS)):
+        if value not in valid:
+            raise ConfigError(f'{src}: sweep.{key}: unknown "{value}"{did_you_mean(value, valid)}'
+                              f"; choices: {', '.join(valid)}")
+    seeds = table.get("seeds", [0])
+    seeds = [seeds] if isinstance(seeds, int) and not isinstance(seeds, bool) else seeds
+    if not (isinstance(seeds, list) and seeds and all(isinstance(s, int) for s in seeds)):
+        raise ConfigError(f"{src}: sweep.seeds: expected a list of integers, got {seeds!r}")
+    storage = table.get("storage")
+    if storage is not None and not isinstance(storage, str):
+        raise ConfigError(f"{src}: sweep.storage: expected a file name, got {storage!r}")
+    params = table.get("params")
+    if not isinstance(params, dict) or not params:
+        raise ConfigError(f'{src}: [sweep.params] is missing or empty; e.g. "model.hidden" = '
+                          f"[16, 32]")
+    spaces = tuple(_space(key, value, src) for key, value in params.items())
+    config = SweepConfig(params=spaces, metric=metric, direction=direction, trials=trials,
+                         sampler=sampler, pruner=pruner, seeds=tuple(seeds),
+                         storage=Path(storage) if storage else None, jobs=jobs)
+    if sampler == "grid":
+        for s in spaces:
+            s.grid()
+    return config
+
+
+def _space(key: str, value: Any, src: str) -> Space:
+    where = f'{src}: [sweep.params] "{key}"'
+    if isinstance(value, list):
+        if not value:
+            raise ConfigError(f"{where}: empty list of choices")
+        return Space(key, choices=tuple(value))
+    if not isinstance(value, dict):
+        raise ConfigError(f"{where}: expected a list of choices or {{ low = ..., high = ... }}, "
+                          f"got {value!r}")
+    unknown = set(value) - {"low", "high", "log", "step"}
+    if unknown:
+        k = sorted(unknown)[0]
+        range_keys = ("low", "high", "log", "step")
+        raise ConfigError(f"{where}: unknown key {k!r}{did_you_mean(k, range_keys)}; a range "
+                          f"takes low, high, log, step")
+    low, high = value.get("low"), value.get("high")
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in (low, high)):
+        raise ConfigError(f"{where}: a range needs numbers low and high, got {low!r}, {high!r}")
+    log, step = bool(value.get("log", False)), value.get("step")
+    if not low < high:
+        raise ConfigError(f"{where}: empty range: low {low} must be below high {high}")
+    if log and low <= 0:
+        raise ConfigError(f"{where}: a log range needs low > 0, got {low}")
+    if log and step is not None:
+        raise ConfigError(f"{where}: a range is log or stepped, not both")
+    if step is not None and (not isinstance(step, (int, float)) or step <= 0):
+        raise ConfigError(f"{where}: step must be a positive number, got {step!r}")
+    return Space(key, low=low, high=high, log=log, step=step)
+
+
+def check_keys(raw: dict[str, Any], sweep: SweepConfig, host: PluginHost, source: Path) -> None:
+    """Every searched key is an option of the pipeline: each is set, with --set's rules, to a
+    value of its space, and the pipeline validated (an unknown key names the near match)."""
+    trial = copy.deepcopy(raw)
+    for s in sweep.params:
+        value = s.choices[0] if s.choices is not None else s.low
+        try:
+            apply_override(trial, f"{s.key}={toml_value(value)}", source="[sweep.params]")
+        except ConfigError as exc:
+            raise ConfigError(f"{source}: {exc}") from None  # names [sweep.params] and the key
+    trial.pop("sweep", None)
+    try:
+        validate_config(trial, host.registry, source=source)
+    except ConfigError as exc:
+        message = str(exc).removeprefix(f"{source}: ")
+        raise ConfigError(f"{source}: [sweep.params] {message}") from None
+
+
+def toml_value(value: Any) -> str:
+    """A value as TOML text (what ``--set`` parses)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return repr(value)
+    if isinstance(value, str):
+        return json.dumps(value)
+    if isinstance(value, list):
+        return "[" + ", ".join(toml_value(v) for v in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_toml_key(k)} = {toml_value(v)}" for k, v in value.items()) \
+            + " }"
+    raise ConfigError(f"cannot write {value!r} as TOML")
+
+
+def _toml_key(key: str) -> str:
+    return key if key.replace("_", "").replace("-", "").isalnum() else json.dumps(key)
+
+
+def dump_toml(raw: dict[str, Any]) -> str:
+    """A pipeline table as TOML: plain values first, then tables and arrays of tables."""
+    lines: list[str] = []
+
+    def table(prefix: str, data: dict[str, Any], array: bool = False) -> None:
+        plain = {k: v for k, v in data.items() if not _is_table(v)}
+        if prefix:
+            lines.append(f"[[{prefix}]]" if array else f"[{prefix}]")
+        lines.extend(f"{_toml_key(k)} = {toml_value(v)}" for k, v in plain.items())
+        for k, v in data.items():
+            name = f"{prefix}.{_toml_key(k)}" if prefix else _toml_key(k)
+            if isinstance(v, dict):
+                lines.append("")
+                table(name, v)
+            elif _is_table(v):
+                for item in v:
+                    lines.append("")
+                    table(name, item, array=True)
+
+    table("", raw)
+    return "\n".join(lines).lstrip("\n") + "\n"
+
+
+def _is_table(value: Any) -> bool:
+    return isinstance(value, dict) or (isinstance(value, list) and bool(value)
+                                       and all(isinstance(v, dict) for v in value))
+
+
+class Pruned(BaseException):
+    """A trial the pruner stopped; the run records ``status = "pruned"``.
+
+    A ``BaseException``, like ``KeyboardInterrupt``, so that it passes the host's hook and
+    stage error handling unchanged, to the sweep."""
+
+    run_status = "pruned"
+
+
+@dataclass
+class _Pruning:
+    """Reports each epoch's ``metric`` to the trial and stops the run when it should prune."""
+
+    trial: Any
+    metric: str
+    reported: list[float] = field(default_factory=list)
+
+    @hookimpl
+    def graphflow_epoch_end(self, ctx: Any, stage: Any, epoch: int,
+                            metrics: dict[str, float]) -> None:
+        value = metrics.get(self.metric)
+        if value is None or not math.isfinite(value):
+            return
+        self.trial.report(value, epoch)
+        self.reported.append(value)
+        if self.trial.should_prune():
+            raise Pruned(f"{self.metric} {value:.4g} at epoch {epoch}")
+
+
+def _distributions(sweep: SweepConfig) -> dict[str, Any]:
+    import optuna.distributions as d
+
+    out: dict[str, Any] = {}
+    for s in sweep.params:
+        if s.choices is not None:
+            out[s.key] = d.CategoricalDistribution(list(s.choices))
+        elif s.is_int:
+            out[s.key] = d.IntDistribution(int(s.low), int(s.high), log=s.log,
+                                           step=int(s.step or 1))
+        else:
+            out[s.key] = d.FloatDistribution(float(s.low), float(s.high), log=s.log,
+                                             step=float(s.step) if s.step else None)
+    return out
+
+
+def _sampler(sweep: SweepConfig, seed: int) -> Any:
+    import optuna
+
+    if sweep.sampler == "grid":
+        return optuna.samplers.GridSampler({s.key: s.grid() for s in sweep.params}, seed=seed)
+    if sweep.sampler == "random":
+        return optuna.samplers.RandomSampler(seed=seed)
+    return optuna.samplers.TPESampler(seed=seed)
+
+
+def _pruner(sweep: SweepConfig) -> Any:
+    import optuna
+
+    if sweep.pruner == "median":
+        return optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=1)
+    if sweep.pruner == "hyperband":
+        return optuna.pruners.HyperbandPruner()
+    return optuna.pruners.NopPruner()
+
+
+def _run_trial(run_pipeline: Any, config: Any, host: PluginHost) -> tuple[dict[str, Any],
+                                                                          int | None]:
+    """One run, and a signal that came while it wrote its record (or None).
+
+    Under the CLI's signal guard each run gets a guard of its own: a run shields its end
+    from signals (graphflow.signals.finishing) until its guard exits, and the sweep must
+    still stop on a signal that came then, once it has recorded the finished run."""
+    if signals.active() is None:  # library use: signals are the caller's business
+        return run_pipeline(config, host, quiet=True).record, None
+    with signals.handle_signals() as guard:
+        record = run_pipeline(config, host, quiet=True).record
+    return record, guard.requested
+
+
+def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
+              overrides: list[str] = (), echo: Any = print) -> dict[str, Any]:
+    """Run (or resume) the sweep of ``pipeline``; returns the summary it writes."""
+    try:
+        import optuna
+    except ImportError:
+        raise ConfigError("graphflow sweep needs Optuna: pip install 'graphflow[sweep]'") \
+            from None
+    from graphflow.config import load_config
+    from graphflow.runner import run_pipeline
+
+    raw = read_toml(pipeline)
+    for assignment in overrides:
+        apply_override(raw, assignment)
+    sweep = parse_sweep(raw, str(pipeline), pipeline.parent)
+    check_keys(raw, sweep, host, pipeline)
+    name = str(raw.get("pipeline", {}).get("name", "pipeline"))
+    root = out_dir or Path("runs") / f"{name}-sweep"
+    root.mkdir(parents=True, exist_ok=True)
+    storage_path = root / (sweep.storage or Path("sweep.db"))
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    storage = f"sqlite:///{storage_path.resolve()}"
+    existing = optuna.get_all_study_names(storage) if storage_path.exists() else []
+    if existing and name not in existing:
+        raise ConfigError(f"{storage_path}: holds the study {existing[0]!r}, not {name!r}; "
+                          f"give another sweep.storage or --out-dir")
+    study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True,
+                                direction=sweep.direction, pruner=_pruner(sweep),
+                                sampler=_sampler(sweep, sweep.seeds[0]))
+    space = sweep.space_digest()
+    if study.user_attrs.setdefault("space", None) is None and not study.trials:
+        study.set_user_attr("space", space)
+        study.set_user_attr("metric", sweep.metric)
+    elif study.user_attrs.get("space") != space:
+        raise ConfigError(f"{storage_path}: holds a study of another search space; give "
+                          f"another sweep.storage or --out-dir, or restore [sweep.params]")
+    TrialState = optuna.trial.TrialState
+    for stale in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+        # a sweep that was killed mid-trial: that trial runs again
+        study._storage.set_trial_state_values(stale._trial_id, TrialState.FAIL)
+        study.enqueue_trial(stale.params, skip_if_exists=False)
+    distributions = _distributions(sweep)
+
+    def finished() -> int:
+        return len(study.get_trials(deepcopy=False,
+                                    states=(TrialState.COMPLETE, TrialState.PRUNED)))
+
+    if finished():
+        echo(f"graphflow: resuming {name}: {finished()} of {sweep.trials} trials done "
+             f"({storage_path})")
+    while finished() < sweep.trials:
+        # a signal between runs waits until the trial is recorded (graphflow.signals)
+        with signals.deferred():
+            trial = study.ask(distributions)
+            values, tests, t0, stop = [], [], time.perf_counter(), None
+            state = TrialState.COMPLETE
+            try:
+                for i, seed in enumerate(sweep.seeds):
+                    signals.safe_point()  # a signal that came between runs
+                    sets = [f"{k}={toml_value(v)}" for k, v in trial.params.items()]
+                    folder = root / f"trial-{trial.number:04d}" / f"seed-{seed}"
+                    config = load_config(pipeline, host.registry, out_dir=folder,
+                                         overrides=[*overrides, *sets, f"pipeline.seed={seed}"])
+                    pruning = _Pruning(trial, sweep.metric) if sweep.pruner != "none" and i == 0 \
+                        else None
+                    if pruning is not None:
+                        host.pm.register(pruning, name=f"graphflow-sweep-{trial.number}")
+                    try:
+                        record, stop = _run_trial(run_pipeline, config, host)
+                    finally:
+                        if pruning is not None:
+                            host.pm.unregister(pruning)
+                    if stop is not None and i < len(sweep.seeds) - 1:  # seeds left: run again
+                        raise signals.Terminated(stop)
+                    metrics = record["metrics"]
+                    if sweep.metric not in metrics:
+                        study.tell(trial, state=TrialState.FAIL)
+                        raise ConfigError(f"sweep.metric: the runs have no metric "
+                                          f"{sweep.metric!r}{did_you_mean(sweep.metric, metrics)}; "
+                                          f"their metrics: {', '.join(metrics) or 'none'}")
+                    values.append(float(metrics[sweep.metric]))
+                    if sweep.test_metric in metrics:
+                        tests.append(float(metrics[sweep.test_metric]))
+            except Pruned:
+                state = TrialState.PRUNED
+            except KeyboardInterrupt:  # a signal (graphflow.signals.Terminated) or Ctrl-C
+                study.tell(trial, state=TrialState.FAIL)
+                study.enqueue_trial(trial.params, skip_if_exists=False)  # runs again on resume
+                raise
+            seconds = time.perf_counter() - t0
+            trial_attrs = {"seconds": round(seconds, 3), "values": values}
+            if len(values) > 1:
+                trial_attrs["std"] = statistics.stdev(values)
+            if tests:
+                trial_attrs["test"] = statistics.fmean(tests)
+            for k, v in trial_attrs.items():
+                study._storage.set_trial_user_attr(trial._trial_id, k, v)
+            if state == TrialState.PRUNED:
+                study.tell(trial, state=TrialState.PRUNED)
+            else:
+                study.tell(trial, statistics.fmean(values))
+            shown = f"{sweep.metric}={statistics.fmean(values):.4g}" if values else "pruned"
+            echo(f"trial {trial.number}: {shown}  {json.dumps(trial.params)}  ({seconds:.1f}s)")
+            if stop is not None:  # a signal came at the end of the trial's last run
+                raise signals.Terminated(stop)
+    return _write_outputs(study, sweep, raw, root, name, echo)
+
+
+def _write_outputs(study: Any, sweep: SweepConfig, raw: dict[str, Any], root: Path,
+                   name: str, echo: Any) -> dict[str, Any]:
+    import optuna
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from graphflow.io.atomic import atomic_path, write_json, write_text
+
+    TrialState = optuna.trial.TrialState
+    trials = [t for t in study.trials if t.state in (TrialState.COMPLETE, TrialState.PRUNED)]
+    rows = []
+    for t in trials:
+        row = {"trial": t.number, "state": t.state.name.lower(), sweep.metric: t.value,
+               f"{sweep.metric}_std": t.user_attrs.get("std"),
+               sweep.test_metric: t.user_attrs.get("test"),
+               "seconds": t.user_attrs.get("seconds")}
+        row.update({f"params.{k}": t.params.get(k) for k in (s.key for s in sweep.params)})
+        rows.append(row)
+    columns = {k: [r[k] for r in rows] for k in rows[0]} if rows else {}
+    for k, values in columns.items():  # mixed choices (16 and "auto") become text
+        if len({type(v) for v in values if v is not None}) > 1:
+            columns[k] = [None if v is None else str(v) for v in values]
+    with atomic_path(root / "trials.parquet") as tmp:
+        pq.write_table(pa.table(columns), tmp)
+    from graphflow.experiments.runs import cell, render
+
+    if rows:
+        echo(render([list(rows[0])] + [[cell(v) for v in r.values()] for r in rows]))
+    complete = [t for t in trials if t.state == TrialState.COMPLETE]
+    summary: dict[str, Any] = {"study": name, "metric": sweep.metric,
+                               "direction": sweep.direction, "trials": len(trials),
+                               "complete": len(complete),
+                               "pruned": len(trials) - len(complete),
+                               "table": str(root / "trials.parquet")}
+    if complete:
+        best = study.best_trial
+        summary.update(best_trial=best.number, best_value=best.value,
+                       best_std=best.user_attrs.get("std"), best_params=best.params,
+                       best_test={sweep.test_metric: best.user_attrs.get("test")},
+                       best_runs=str(root / f"trial-{best.number:04d}"))
+        best_raw = copy.deepcopy(raw)
+        best_raw.pop("sweep", None)
+        for k, v in best.params.items():
+            apply_override(best_raw, f"{k}={toml_value(v)}")
+        write_text(root / "best.toml",
+                   f"# best trial {best.number} of sweep {name!r}: {sweep.metric} = "
+                   f"{best.value:.6g}\n" + dump_toml(best_raw))
+        summary["best_config"] = str(root / "best.toml")
+        echo(f"best trial {best.number}: {sweep.metric} {best.value:.4g}, "
+             f"{sweep.test_metric} {_fmt(best.user_attrs.get('test'))}  {json.dumps(best.params)}")
+    write_json(root / "summary.json", summary)
+    echo(f"wrote: {root / 'trials.parquet'}, {root / 'best.toml'}, {root / 'summary.json'}")
+    return summary
+
+
+def _fmt(value: Any) -> str:
+    return "-" if value is None else f"{value:.4g}"
+

@@ -4,6 +4,7 @@
 * ``tiny_graph``: a hand-built 6-node graph with features, labels, masks and a node with no
   in-edges, as a :class:`~graphflow.graph.GraphData`.
 * ``planetoid_root``: the folder of raw Planetoid files; skips the test when it is absent.
+* ``mutag_root``: the folder of MUTAG.mat / MUTAG.npz; skips the test when it is absent.
 * ``run_toml``: write a pipeline into ``tmp_path`` and run it, returning the ``RunResult``.
 * ``cli``: run the ``graphflow`` command in-process, returning ``(exit_code, stdout, stderr)``.
 """
@@ -32,6 +33,23 @@ def planetoid_root() -> Path:
     root = planetoid_dir()
     if not (root / "ind.cora.x").exists():
         pytest.skip(f"raw Planetoid files not found in {root} (set {PLANETOID_ENV})")
+    return root
+
+
+MUTAG_ENV = "GRAPHFLOW_MUTAG_DIR"
+
+
+def mutag_dir() -> Path:
+    """Where MUTAG.mat / MUTAG.npz are: ``$GRAPHFLOW_MUTAG_DIR`` or ``../shared/data/mutag``."""
+    env = os.environ.get(MUTAG_ENV)
+    return Path(env) if env else REPO_ROOT.parent / "shared" / "data" / "mutag"
+
+
+@pytest.fixture
+def mutag_root() -> Path:
+    root = mutag_dir()
+    if not (root / "MUTAG.mat").exists():
+        pytest.skip(f"MUTAG files not found in {root} (set {MUTAG_ENV})")
     return root
 
 

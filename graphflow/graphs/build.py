@@ -87,8 +87,8 @@ def build_collection(*, name: str, num_nodes: int, src: np.ndarray, dst: np.ndar
     labels, classes = None, None
     if graph_targets is not None:
         t = np.asarray(graph_targets, dtype=np.float32)
+        _check_count(t.shape[0], num_graphs, sources.graph_labels)
         labels = torch.from_numpy(t.reshape(num_graphs, -1).copy())
-        _check_count(labels.shape[0], num_graphs, sources.graph_labels)
     elif graph_labels is not None:
         _check_count(len(graph_labels), num_graphs, sources.graph_labels)
         labels, classes = encode_labels(graph_labels, where=sources.graph_labels)

@@ -8,6 +8,7 @@ from __future__ import annotations
 from graphflow.plugin import hookimpl
 from graphflow.registry import Register
 from graphflow_plugins.loaders.dgl import DglLoader
+from graphflow_plugins.loaders.dgl_collection import DglCollectionLoader
 from graphflow_plugins.loaders.edgelist import EdgelistLoader
 from graphflow_plugins.loaders.graph_collection import KernelCollectionLoader
 from graphflow_plugins.loaders.mat import MatLoader
@@ -23,5 +24,6 @@ from graphflow_plugins.loaders.tu import TULoader
 def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
-                PartitionedLoader, PlanetoidLoader, SyntheticLoader, TULoader, KernelCollectionLoader):
+                PartitionedLoader, PlanetoidLoader, SyntheticLoader, TULoader, KernelCollectionLoader,
+                DglCollectionLoader):
         register(cls)

@@ -68,3 +68,24 @@ def test_unsorted_graph_index(tmp_path):
                 labels=np.array([1, -1]), responses=np.array([1, 1, 2, 2]))
     with pytest.raises(DataError, match="graph_ind line 3: graph 1 comes after graph 2"):
         load(path)
+
+
+def test_dgl_collection_matches_the_kernel_file(mutag_root, tmp_path):
+    from graphflow.compat.dgl import dgl
+    from graphflow_plugins.loaders.dgl_collection import DglCollectionLoader, DglCollectionOptions
+
+    ref = load(mutag_root / "MUTAG.npz")
+    whole = ref.graph
+    whole.set_batch_num_nodes(ref.graphs.sizes())
+    src, _ = whole.edges()
+    owner = torch.searchsorted(ref.graphs.graph_ptr, src, right=True) - 1
+    whole.set_batch_num_edges(torch.bincount(owner, minlength=188))
+    graphs = dgl.unbatch(whole)
+    path = tmp_path / "mutag.bin"
+    dgl.save_graphs(str(path), graphs, {"glabel": ref.graphs.labels})
+    data = DglCollectionLoader(DglCollectionOptions(path=path, labels="glabel")).load(None)
+    assert torch.equal(data.graphs.graph_ptr, ref.graphs.graph_ptr)
+    assert torch.equal(data.graphs.labels, ref.graphs.labels)
+    assert torch.equal(data.graph.ndata["feat"], ref.graph.ndata["feat"])
+    with pytest.raises(DataError, match="no label tensor 'labels'; its labels: glabel"):
+        DglCollectionLoader(DglCollectionOptions(path=path)).load(None)

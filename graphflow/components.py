@@ -13,6 +13,7 @@ The host builds components from validated options only; components never see raw
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
@@ -130,6 +131,28 @@ class Task(Component):
     def run(self, ctx: RunContext) -> None:
         """Train; store artifacts in ``ctx.artifacts`` and metrics with ``ctx.log_metrics``."""
         raise NotImplementedError
+
+    def mode_defaults(self, *, sampled: bool) -> dict[str, Any]:
+        """Values of the options whose default depends on the mode: those declared with
+        default None ("by mode", the doc giving both values), for a full-batch stage
+        (``sampled`` false) or one with a ``[sample]`` section. The host fills in the options
+        left at None when the pipeline is read, so ``run.json`` records the values used."""
+        return {}
+
+    def model_defaults(self, model: str, *, sampled: bool) -> dict[str, Any]:
+        """This task's preferred values for the options of its ``[model]`` (type ``model``)
+        that the pipeline leaves unset, e.g. no dropout for an encoder. Names the model's
+        options lack are ignored; values the pipeline sets always win. Applied when the
+        pipeline is read and recorded in ``run.json`` with the stage's model."""
+        return {}
+
+    def resolve_mode_defaults(self, *, sampled: bool) -> None:
+        """Fill in the options still at None from :meth:`mode_defaults` (the host does so
+        when it reads the pipeline; a task built directly does it when it runs)."""
+        unset = {k: v for k, v in self.mode_defaults(sampled=sampled).items()
+                 if getattr(self.options, k) is None}
+        if unset:
+            self.options = dataclasses.replace(self.options, **unset)
 
 
 What = Literal["embeddings", "predictions", "logits", "graph", "links", "model"]

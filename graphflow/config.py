@@ -70,6 +70,7 @@ class ComponentSpec:
     type: str
     options: Any
     info: ComponentInfo
+    given: frozenset[str] = frozenset()  # the option names the pipeline sets
 
     @property
     def plugin(self) -> str:
@@ -259,6 +260,7 @@ def validate_config(raw: dict[str, Any], registry: Registry, *, source: Path) ->
     for i, table in enumerate(train_tables):
         section = f"train.{i}" if isinstance(train_raw, list) else "train"
         train.append(_train(table, section, registry, src, base, sample, model))
+    model, train = _shared_model(model, train)
     return PipelineConfig(
         source=source, settings=settings, load=one(raw["load"], "load", "loader"),
         transforms=many("transform", "transform"), sample=sample, model=model,
@@ -318,7 +320,8 @@ def _component(table: Any, section: str, kind: Kind, registry: Registry, src: st
                             source=src, base_dir=base)
     if kind == "exporter":
         _check_writes(info, options.what, registry, f"{src}: [{section}] {name}")
-    return ComponentSpec(section=section, kind=kind, type=name, options=options, info=info)
+    return ComponentSpec(section=section, kind=kind, type=name, options=options, info=info,
+                         given=frozenset(values))
 
 
 def _check_writes(info: ComponentInfo, what: str, registry: Registry, where: str) -> None:
@@ -344,8 +347,8 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
     task = _component(table, section, "task", registry, src, base,
                       skip=tuple(subs) + ("cores",))
     cores = _cores(table.get("cores", {}), f"{section}.cores", src, base)
-    spec = TrainSpec(task=task, sample=subs.get("sample", sample), model=subs.get("model", model),
-                     cores=cores)
+    spec = _task_defaults(TrainSpec(task=task, sample=subs.get("sample", sample),
+                                    model=subs.get("model", model), cores=cores))
     cls = task.info.cls
     if cls.requires_model and spec.model is None:
         raise ConfigError(f'{src}: [{section}] {task.type} needs a [model] section '
@@ -356,6 +359,37 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
     if cls.fanout_per_layer and spec.sample is not None and spec.model is not None:
         _check_fanouts(spec.sample, spec.model, src)
     return spec
+
+
+def _task_defaults(spec: TrainSpec) -> TrainSpec:
+    """The stage with its task's defaults by mode (full batch or sampled) filled in, and the
+    task's preferred values for the ``[model]`` options the pipeline leaves unset
+    (:meth:`graphflow.components.Task.mode_defaults`, ``model_defaults``)."""
+    task = spec.task.build()
+    sampled = spec.sample is not None
+    task.resolve_mode_defaults(sampled=sampled)
+    out = dataclasses.replace(spec, task=dataclasses.replace(spec.task, options=task.options))
+    model = spec.model
+    if model is not None:
+        names = {f.name for f in dataclasses.fields(model.options)}
+        unset = {k: v for k, v in task.model_defaults(model.type, sampled=sampled).items()
+                 if k in names and k not in model.given}
+        if unset:
+            out = dataclasses.replace(out, model=dataclasses.replace(
+                model, options=dataclasses.replace(model.options, **unset)))
+    return out
+
+
+def _shared_model(model: ComponentSpec | None, train: list[TrainSpec]
+                  ) -> tuple[ComponentSpec | None, list[TrainSpec]]:
+    """The ``[model]`` as the stages that use it resolved it, when they all agree (one
+    record in ``run.json``); else as written, each stage recording its own."""
+    derived = [t.model for t in train if t.model is not None and t.model.section == "model"]
+    if model is None or not derived or any(m.options != derived[0].options for m in derived):
+        return model, train
+    shared = derived[0]
+    return shared, [dataclasses.replace(t, model=shared)
+                    if t.model is not None and t.model.section == "model" else t for t in train]
 
 
 def _check_fanouts(sample: ComponentSpec, model: ComponentSpec, src: str) -> None:

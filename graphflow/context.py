@@ -113,6 +113,12 @@ class RunContext:
     world: World = field(default_factory=World)
 
     @property
+    def section(self) -> str:
+        """The running stage's section (``"train"``, ``"train.1"``...); ``"train"`` outside a
+        stage (a task driven directly, as in tests)."""
+        return self.stage.section if self.stage else "train"
+
+    @property
     def metrics_path(self) -> Path:
         return self.out_dir / "metrics.jsonl"
 

@@ -65,14 +65,30 @@ def describe(info: ComponentInfo) -> str:
     """The text ``graphflow describe`` prints for one component."""
     lines = [f'{info.kind} "{info.name}" (plugin "{info.plugin}")', "", info.doc, "", "options:"]
     options = describe_options(info.cls.Options)
+    by_mode = _by_mode(info)
     if not options:
         lines.append("  (none)")
     for opt in options:
         default = "required" if opt.required else f"default {json.dumps(opt.default, default=str)}"
+        if opt.name in by_mode and opt.default is None:
+            full, sampled = (json.dumps(v, default=str) for v in by_mode[opt.name])
+            default = f"default by mode: {full} full batch, {sampled} sampled"
         lines.append(f"  {opt.name}: {opt.type}  ({default})")
         if opt.doc:
             lines.append(f"      {opt.doc}")
     return "\n".join(lines)
+
+
+def _by_mode(info: ComponentInfo) -> dict[str, tuple[object, object]]:
+    """A task's defaults by mode (``Task.mode_defaults``): name -> (full batch, sampled)."""
+    if info.kind != "task":
+        return {}
+    try:
+        task = info.cls(info.cls.Options())
+        full, sampled = task.mode_defaults(sampled=False), task.mode_defaults(sampled=True)
+    except Exception:  # a task whose options have required fields: its docs say it
+        return {}
+    return {k: (full.get(k), sampled.get(k)) for k in {**full, **sampled}}
 
 
 def cmd_describe(args: argparse.Namespace) -> int:

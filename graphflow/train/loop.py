@@ -66,7 +66,7 @@ def stage_files(ctx: RunContext) -> tuple[Path, Path]:
     The single ``[train]`` stage uses the plain names; ``[[train]]`` entries add their section
     (``checkpoint-train.1.pt``) so that stages never overwrite each other's files.
     """
-    section = ctx.stage.section if ctx.stage else "train"
+    section = ctx.section
     suffix = "" if section == "train" else f"-{section}"
     return ctx.out_dir / f"checkpoint{suffix}.pt", ctx.out_dir / f"train_state{suffix}.pt"
 
@@ -85,7 +85,7 @@ class EpochLoop:
         self.scaler = scaler
         self.best = Best()
         self.checkpoint_path, self.state_path = stage_files(ctx)
-        self.section = ctx.stage.section if ctx.stage else "train"
+        self.section = ctx.section
 
     def run(self, train_epoch: Callable[[int], Figures],
             evaluate: Callable[[], tuple[Figures, float | None]]) -> Best:

@@ -136,6 +136,6 @@ class EmbeddingEvalTask(Task):
     Options = EvalOptions
 
     def run(self, ctx: RunContext) -> None:
-        section = ctx.stage.section if ctx.stage else "train"
+        section = ctx.section
         embeddings = ctx.artifacts.require("embeddings", section=section)
         evaluate_embeddings(ctx, embeddings.float().cpu(), self.options)

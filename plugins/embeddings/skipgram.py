@@ -109,6 +109,15 @@ class SkipGramTask(Task):
     stages (e.g. ``node_classification`` with ``features = "embeddings"``). Logs the loss per
     epoch and ``skipgram_loss``, ``walk_seconds``, ``train_seconds``; with ``eval = true`` also
     ``embedding_eval``'s metrics.
+
+    It does not run on the shared epoch loop of supervised tasks
+    (:mod:`graphflow.train.task`), on purpose: there is no validation split to monitor, so
+    ``patience``, ``restore_best`` and a best-model checkpoint have nothing to decide on; the
+    learning rate decays linearly over the whole run's walks (word2vec's schedule), so an
+    "epoch" is a slice of one schedule rather than a repeatable unit (the default is one
+    epoch); and with several Hogwild workers the updates interleave differently each run, so a
+    resumed run could not end as an uninterrupted one would, which is what ``--resume``
+    promises. A run is short and restarted whole instead (docs/training.md).
     """
 
     name = "skipgram"

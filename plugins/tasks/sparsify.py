@@ -102,7 +102,7 @@ class Sparsify(Task):
 
     def run(self, ctx: RunContext) -> None:
         o = self.options
-        section = ctx.stage.section if ctx.stage else "train"
+        section = ctx.section
         model, trainer = self._trained(ctx, section)
         try:
             chosen, skipped = sparsity.select_layers(model, o.include, o.exclude,

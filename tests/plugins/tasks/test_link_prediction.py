@@ -149,3 +149,72 @@ def test_self_loops_with_a_sampler_is_refused(run_toml):
     with pytest.raises(ConfigError, match=r"self_loops = true trains self-pairs in full batch "
                                           r"only; remove it, or remove the \[sample\] section"):
         run_toml(pipeline(model="sage", sample=SAMPLE, epochs=1, train="self_loops = true"))
+
+
+BARE = """
+[load]
+type = "synthetic"
+nodes = 60
+features = 4
+{split}
+{sample}
+[model]
+type = "gcn"
+{model}
+[train]
+type = "link_prediction"
+{train}
+"""
+
+
+def read(tmp_path, text):
+    from graphflow.config import load_config
+    from graphflow.manager import create_host
+
+    path = tmp_path / "p.toml"
+    path.write_text(text)
+    return load_config(path, create_host().registry)
+
+
+def test_defaults_by_mode_are_resolved_when_the_pipeline_is_read(tmp_path):
+    full = read(tmp_path, BARE.format(split=SPLIT, sample="", model="", train=""))
+    task, model = full.train[0].task.options, full.train[0].model.options
+    assert (task.epochs, task.lr, task.restore_best, task.self_loops) == (300, 0.01, False, True)
+    assert (model.hidden, model.dropout, model.bias) == (32, 0.0, False)
+    assert task.embedding_dim == 16
+    resolved = full.resolved()  # what run.json records
+    assert resolved["train"][0]["epochs"] == 300 and resolved["model"]["hidden"] == 32
+    assert "model" not in resolved["train"][0]  # one model record: the stage's
+
+    sampled = read(tmp_path, BARE.format(split=SPLIT, sample=SAMPLE, model="", train=""))
+    task, model = sampled.train[0].task.options, sampled.train[0].model.options
+    assert (task.epochs, task.lr, task.restore_best, task.self_loops) == (20, 0.005, True, False)
+    assert (model.hidden, model.dropout, model.bias) == (64, 0.0, True)
+
+
+def test_values_the_pipeline_sets_win_over_task_defaults(tmp_path):
+    config = read(tmp_path, BARE.format(split=SPLIT, sample="", model="hidden = 8\nbias = true",
+                                        train="epochs = 5\nrestore_best = true"))
+    task, model = config.train[0].task.options, config.train[0].model.options
+    assert (task.epochs, task.restore_best, task.lr) == (5, True, 0.01)
+    assert (model.hidden, model.bias, model.dropout) == (8, True, 0.0)
+
+
+def test_a_model_shared_by_stages_that_resolve_it_differently_is_recorded_per_stage(tmp_path):
+    text = BARE.format(split=SPLIT, sample="", model="", train="")
+    text = text.replace("[train]", "[[train]]") + '\n[[train]]\ntype = "node_classification"\n'
+    config = read(tmp_path, text)
+    resolved = config.resolved()
+    assert resolved["model"]["hidden"] == 16 and resolved["model"]["dropout"] == 0.5
+    assert resolved["train"][0]["model"]["hidden"] == 32  # link_prediction's encoder
+    assert "model" not in resolved["train"][1]  # node_classification: the [model] as written
+
+
+def test_describe_shows_the_defaults_by_mode():
+    from graphflow.cli.info import describe
+    from graphflow.manager import create_host
+
+    out = describe(create_host().registry.get("task", "link_prediction"))
+    assert "  epochs: int | none  (default by mode: 300 full batch, 20 sampled)" in out
+    assert "  self_loops: bool | none  (default by mode: true full batch, false sampled)" in out
+    assert "  lr: float | none  (default by mode: 0.01 full batch, 0.005 sampled)" in out

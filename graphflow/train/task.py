@@ -1,0 +1,278 @@
+"""The base of supervised training tasks: shared options, optimizer, epoch loop, results.
+
+Every task that trains a ``[model]`` with a loss, picks its best model on a validation
+figure and reports test figures (``node_classification``, ``link_prediction``, graph-level
+tasks) builds on two names:
+
+* :class:`SupervisedOptions`: the options every such task takes (``epochs``, ``lr``,
+  ``weight_decay``, ``decay_on``, ``optimizer``, ``momentum``, ``monitor``, ``patience``,
+  ``eval_every``, ``restore_best``, ``checkpoint``, ``features``, ``sparse_threshold``,
+  ``inference_batch_size``), validated once, in one wording.
+* :class:`SupervisedTask`: a :class:`~graphflow.components.Task` that owns what training
+  tasks share: the optimizer, the :class:`~graphflow.train.loop.EpochLoop` (evaluation,
+  early stopping, checkpoints, ``--resume``), the checkpoint ``meta`` a resumed or restored
+  model must agree on, the input features, the layer-wise inference set-up and its check,
+  and the logging of the final figures.
+
+A new task declares its options by inheriting the shared ones (a field redeclared in the
+subclass keeps its place and takes the new default or type, e.g. ``monitor``'s choices)::
+
+    @dataclass
+    class GraphClassificationOptions(SupervisedOptions):
+        epochs: int = option(100, "Training epochs.")
+        monitor: Literal["val_acc", "val_loss"] = option("val_acc", "Picks the best model.")
+        pooling: Literal["mean", "sum"] = option("mean", "Graph readout.")
+
+        def __post_init__(self) -> None:
+            super().__post_init__()  # the shared checks
+            check_at_least(self, 1, "batch_size")  # its own, in the same wording
+
+and implements :meth:`SupervisedTask.build_model` and :meth:`SupervisedTask.fit`::
+
+    class GraphClassification(SupervisedTask):
+        name = "graph_classification"
+        summary = "Train the [model] to predict graph labels"
+        Options = GraphClassificationOptions
+
+        def build_model(self, ctx):
+            return self.require_model(ctx).build(in_dim, num_classes)
+
+        def fit(self, ctx, model, *, epochs=None, lr=None):
+            model = model.to(ctx.device)
+            optimizer = self.optimizer(model, lr=lr)
+            generator = self.generator(ctx)         # batch order; saved for --resume
+            meta = self.meta(ctx, in_dim=in_dim, classes=num_classes)
+            loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
+                                   epochs=epochs)
+            best = loop.run(train_epoch, evaluate)  # (epoch) -> figures, () -> (figures, score)
+            return self.log_results(ctx, {"test_acc": ...}, best.epoch)
+
+:meth:`SupervisedTask.run` builds the model and fits it. ``monitor`` names the figure
+``evaluate`` returns as its score; a name ending in ``_loss`` is minimised, any other
+maximised. Tasks may also choose defaults by mode (the hooks of every
+:class:`~graphflow.components.Task`): an option whose default is None ("by mode") gets its
+value from ``mode_defaults(sampled=...)`` when the pipeline is read, and
+``model_defaults(model, sampled=...)`` supplies the task's preferred values for the
+``[model]`` options the pipeline leaves unset; ``run.json`` records both as resolved.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch import nn
+
+from graphflow.components import Model, Task
+from graphflow.context import RunContext
+from graphflow.errors import ConfigError
+from graphflow.options import option
+from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, Features
+from graphflow.train.inputs import FeatureSource, model_input, node_features
+from graphflow.train.loop import EpochLoop, LoopOptions
+from graphflow.train.optim import DecayOn, OptimizerName, make_optimizer
+
+MINIBATCH_INFERENCE_BATCH = 4096
+"""Nodes per batch of layer-wise inference when a stage trains on a sampler and
+``inference_batch_size`` is 0."""
+
+
+def check_at_least(options: Any, low: float, *names: str, note: str = "") -> None:
+    """Raise ``ValueError("<name> must be >= <low>, got <value>")`` for the first of ``names``
+    below ``low`` (a None value is left alone: "by mode")."""
+    for name in names:
+        value = getattr(options, name)
+        if value is not None and value < low:
+            raise ValueError(f"{name} must be >= {low}{note}, got {value}")
+
+
+def check_positive(options: Any, *names: str) -> None:
+    """Raise ``ValueError("<name> must be > 0, got <value>")`` for the first of ``names``
+    that is not positive (None: left alone)."""
+    for name in names:
+        value = getattr(options, name)
+        if value is not None and value <= 0:
+            raise ValueError(f"{name} must be > 0, got {value}")
+
+
+@dataclass
+class SupervisedOptions:
+    """Options of every supervised training task (see the module docstring)."""
+
+    epochs: int = option(200, "Training epochs.")
+    lr: float = option(0.01, "Learning rate.")
+    weight_decay: float = option(5e-4, "L2 penalty (on the parameters that decay_on selects).")
+    decay_on: DecayOn = option(
+        "all", 'Parameters weight_decay applies to: "all", or "first_layer" (as in Kipf & '
+               "Welling's GCN).")
+    optimizer: OptimizerName = option("adam", "adam, adamw or sgd.")
+    momentum: float = option(0.9, "Momentum of sgd.")
+    patience: int = option(
+        0, "Stop after this many epochs without a better validation score; 0 = off.")
+    eval_every: int = option(
+        1, "Evaluate on the validation split (and save the training state) every N epochs.")
+    monitor: str = option(
+        "val_loss", "The validation figure that picks the best model and drives patience.")
+    restore_best: bool = option(
+        True, "Finish with the model of the best validation score (false: the last epoch's).")
+    checkpoint: bool = option(
+        True, "Keep the best model in OUT_DIR/checkpoint.pt and the training state (what "
+              "--resume continues from) in OUT_DIR/train_state.pt.")
+    features: FeatureSource = option(
+        "feat", 'Input features: "feat" (the graph\'s), "embeddings" (from an earlier stage, '
+                'e.g. node2vec) or "feat+embeddings" (both, concatenated).')
+    sparse_threshold: float = option(
+        DEFAULT_DENSITY_THRESHOLD,
+        "Keep input features sparse (CSR) when their density is below this, for models that "
+        "accept sparse input (accepts_sparse); 0 = dense.")
+    inference_batch_size: int = option(
+        0, "Nodes per batch of layer-wise full-neighbor inference; 0: the whole graph at "
+           f"once when training full batch, {MINIBATCH_INFERENCE_BATCH} with a sampler.")
+
+    def __post_init__(self) -> None:
+        check_at_least(self, 0, "epochs")
+        check_positive(self, "lr")
+        check_at_least(self, 0, "weight_decay")
+        check_at_least(self, 1, "eval_every")
+        check_at_least(self, 0, "patience", note=" (0 = no early stopping)")
+        check_at_least(self, 0, "inference_batch_size")
+        if not 0 <= self.sparse_threshold <= 1:
+            raise ValueError(f"sparse_threshold must lie in [0, 1], got {self.sparse_threshold}")
+
+
+def options_record(options: Any) -> dict[str, Any]:
+    """A component's options as plain data (what ``--resume`` and ``restore_model``
+    compare)."""
+    values = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else {}
+    return {k: (str(v) if not isinstance(v, (int, float, str, bool, list, type(None))) else v)
+            for k, v in values.items()}
+
+
+class SupervisedTask(Task):
+    """A task that trains the pipeline's ``[model]`` on the shared epoch loop.
+
+    Subclasses set ``Options`` to a :class:`SupervisedOptions` subclass and implement
+    :meth:`build_model` and :meth:`fit`; the helpers below give every such task the same
+    optimizer, loop, checkpoint meta, inference set-up and result logging.
+    """
+
+    requires_model = True
+    options: SupervisedOptions
+
+    # -- what a task implements ---------------------------------------------------------
+
+    def run(self, ctx: RunContext) -> None:
+        """Build the model (:meth:`build_model`) and train it (:meth:`fit`), with the
+        options still at None ("by mode") filled in for the stage's mode."""
+        self.resolve_mode_defaults(sampled=ctx.sampler is not None)
+        self.fit(ctx, self.build_model(ctx))
+
+    def build_model(self, ctx: RunContext) -> nn.Module:
+        """A fresh module for this task's inputs, from ``ctx.model`` (:meth:`require_model`)."""
+        raise NotImplementedError
+
+    def fit(self, ctx: RunContext, model: nn.Module, *, epochs: int | None = None,
+            lr: float | None = None) -> dict[str, float]:
+        """Train ``model`` with this task's options (``epochs`` and ``lr`` override them;
+        ``epochs = 0`` only predicts), set the artifacts and return the final figures."""
+        raise NotImplementedError
+
+    # -- shared set-up ------------------------------------------------------------------
+
+    def require_model(self, ctx: RunContext, role: str = "") -> Model:
+        """``ctx.model``, or a ``ConfigError`` naming the section (``role``: what the model
+        serves as, for the message, e.g. "the encoder")."""
+        if ctx.model is None:
+            raise ConfigError(f"[{ctx.section}] {self.name} needs a [model] section"
+                              + (f" ({role})" if role else ""))
+        return ctx.model
+
+    def node_features(self, ctx: RunContext) -> torch.Tensor:
+        """float32 (N, F) CPU input features chosen by ``features``."""
+        return node_features(ctx.graph(), self.options.features, ctx.artifacts,
+                             section=ctx.section)
+
+    def model_input(self, ctx: RunContext, x: torch.Tensor) -> Features:
+        """``x`` as the model takes it: sparse below ``sparse_threshold`` when it accepts
+        sparse input, else dense."""
+        return model_input(x, ctx.model, self.options.sparse_threshold)
+
+    def uses_sampled_features(self, feats: Features) -> bool:
+        """Whether minibatches may carry the sampler's gathered features (the graph's own,
+        dense) instead of rows of ``feats``."""
+        return self.options.features == "feat" and isinstance(feats, torch.Tensor)
+
+    def optimizer(self, model: nn.Module, *, lr: float | None = None) -> torch.optim.Optimizer:
+        """The optimizer the options name, over ``model``'s trainable parameters."""
+        o = self.options
+        return make_optimizer(o.optimizer, model, lr=o.lr if lr is None else lr,
+                              weight_decay=o.weight_decay, decay_on=o.decay_on,
+                              momentum=o.momentum)
+
+    @staticmethod
+    def generator(ctx: RunContext) -> torch.Generator:
+        """The loop's own generator (batch order, negatives), seeded by the run's seed; the
+        epoch loop saves and restores it for ``--resume``."""
+        return torch.Generator().manual_seed(ctx.seed)
+
+    def meta(self, ctx: RunContext, **shape: Any) -> dict[str, Any]:
+        """What a resumed or restored model must agree on: the task, the ``[model]`` and its
+        options, the features, the widths in ``shape`` (``in_dim``, ``classes``...) and
+        ``monitor`` (a best score in other units cannot be compared)."""
+        o = self.options
+        return {"task": self.name, "model": ctx.model.name if ctx.model else None,
+                "model_options": options_record(ctx.model.options) if ctx.model else {},
+                "features": o.features, **shape, "monitor": o.monitor}
+
+    def epoch_loop(self, ctx: RunContext, model: nn.Module, optimizer: torch.optim.Optimizer,
+                   meta: Mapping[str, Any], *, generator: torch.Generator,
+                   scaler: torch.amp.GradScaler | None = None,
+                   epochs: int | None = None) -> EpochLoop:
+        """The shared :class:`~graphflow.train.loop.EpochLoop` with this task's options
+        (``epochs`` overrides the option); a ``monitor`` ending in ``_loss`` is minimised."""
+        o = self.options
+        return EpochLoop(ctx, model, optimizer,
+                         LoopOptions(epochs=o.epochs if epochs is None else epochs,
+                                     eval_every=o.eval_every, patience=o.patience,
+                                     checkpoint=o.checkpoint, restore_best=o.restore_best,
+                                     monitor=o.monitor, minimize=o.monitor.endswith("_loss"),
+                                     meta=dict(meta)),
+                         generator=generator, scaler=scaler)
+
+    def inference_batch_size(self, ctx: RunContext) -> int:
+        """Nodes per batch of layer-wise inference: the option, or when it is 0 the whole
+        graph at once (0) in full batch and :data:`MINIBATCH_INFERENCE_BATCH` with a
+        sampler."""
+        size = self.options.inference_batch_size
+        if size or ctx.sampler is None:
+            return size
+        return MINIBATCH_INFERENCE_BATCH
+
+    def check_layerwise(self, ctx: RunContext, module: nn.Module) -> None:
+        """A sampled stage, or a batched inference, needs the module's layer-wise
+        ``inference``; a ``ConfigError`` says how to do without it."""
+        layerwise = ctx.sampler is not None or self.options.inference_batch_size > 0
+        if layerwise and not hasattr(module, "inference"):
+            name = ctx.model.name if ctx.model is not None else type(module).__name__
+            raise ConfigError(f"model {name!r} has no layer-wise inference, so it can neither "
+                              f"train on sampled blocks nor run inference in batches; remove "
+                              f"the [sample] section and inference_batch_size")
+
+    @staticmethod
+    def workers(ctx: RunContext) -> int | None:
+        """Sampling workers of the stage's core plan (None: the sampler's own setting)."""
+        return ctx.cores.workers if ctx.cores is not None else None
+
+    def log_results(self, ctx: RunContext, figures: dict[str, float], best_epoch: int, *,
+                    shown: list[str] | None = None) -> dict[str, float]:
+        """Record the final ``figures`` and ``best_epoch`` in the run's metrics and show
+        ``shown`` (default: every figure) on one line; return the figures."""
+        figures = {**figures, "best_epoch": best_epoch}
+        ctx.log_metrics(**figures)
+        names = list(figures) if shown is None else shown
+        ctx.info(f"[{ctx.section}] "
+                 + ", ".join(f"{k} {figures[k]:.4f}" for k in names if k in figures))
+        return figures

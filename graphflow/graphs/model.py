@@ -48,7 +48,7 @@ class GraphModel(nn.Module):
                  pooling: Pooling, layers: ReadoutLayers, dropout: float):
         super().__init__()
         self.encoder = encoder
-        self.layers = layers
+        self.read_layers = layers
         self.readouts = nn.ModuleList(Readout(pooling, w) for w in widths)
         self.heads = nn.ModuleList(nn.Linear(w, out_dim) for w in widths)
         self.drop = nn.Dropout(dropout)
@@ -56,7 +56,7 @@ class GraphModel(nn.Module):
 
     def node_vectors(self, batch: GraphBatch) -> list[torch.Tensor]:
         """The node vectors to read out: every layer's, or the last one's."""
-        if self.layers == "all":
+        if self.read_layers == "all":
             return list(self.encoder.layer_outputs(batch.adj, batch.x))
         return [self.encoder(batch.adj, batch.x)]
 

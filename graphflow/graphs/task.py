@@ -24,16 +24,14 @@ Evaluation protocols:
 
 from __future__ import annotations
 
-import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, ClassVar, Literal
+from typing import Any, Literal
 
 import torch
 
-from graphflow.components import Task
 from graphflow.context import RunContext
-from graphflow.errors import ConfigError, DataError
+from graphflow.errors import DataError
 from graphflow.graph import GraphData
 from graphflow.graphs.batch import GraphBatcher
 from graphflow.graphs.collection import GraphCollection
@@ -45,23 +43,24 @@ from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
 from graphflow.options import option
 from graphflow.sparse import Adjacency
-from graphflow.train.inputs import node_features
-from graphflow.train.loop import EpochLoop, LoopOptions, stage_files
-from graphflow.train.optim import OptimizerName, make_optimizer
+from graphflow.train.loop import stage_files
+from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
+                                  options_record)
 
 Monitor = Literal["auto", "val_loss", "val_acc", "val_roc_auc", "val_mae", "val_rmse"]
 
 
 @dataclass
-class GraphTaskOptions:
+class GraphTaskOptions(SupervisedOptions):
     epochs: int = option(100, "Training epochs (per fold with folds).")
+    weight_decay: float = option(0.0, "L2 penalty.")
+    monitor: Monitor = option(
+        "auto", "Validation figure that picks the best model: auto = val_acc "
+                "(classes), val_roc_auc (multi-task 0/1), val_mae (regression).")
     batch_size: int = option(32, "Graphs per minibatch (shuffled each epoch from the seed).")
-    lr: float = option(0.01, "Learning rate.")
     lr_step: int = option(50, "Multiply the learning rate by lr_gamma every lr_step epochs "
                               "(the GIN paper: 50, 0.5); 0 = constant.")
     lr_gamma: float = option(0.5, "The factor of each lr_step.")
-    weight_decay: float = option(0.0, "L2 penalty.")
-    optimizer: OptimizerName = option("adam", "adam, adamw or sgd.")
     readout: Pooling = option("sum", "Graph readout: sum, mean, max or attention (gated).")
     readout_layers: ReadoutLayers = option(
         "all", 'Read out "all" layers (the input included; the GIN paper) or the "last" one. '
@@ -79,27 +78,14 @@ class GraphTaskOptions:
     val_fraction: float = option(
         0.1, "Share of each training fold held out for model selection (the strict "
              "protocol); 0 = none (then only the GIN-paper figure).")
-    patience: int = option(0, "Stop after this many epochs without a better validation "
-                              "score; 0 = off.")
-    eval_every: int = option(1, "Evaluate every N epochs.")
-    monitor: Monitor = option(
-        "auto", "Validation figure that picks the best model: auto = val_acc "
-                "(classes), val_roc_auc (multi-task 0/1), val_mae (regression).")
-    restore_best: bool = option(True, "Finish with the model of the best validation score.")
-    checkpoint: bool = option(True, "Keep checkpoint.pt and train_state.pt (--resume).")
     eval_batch_size: int = option(1024, "Graphs per batch when predicting.")
 
     def __post_init__(self) -> None:
-        if self.epochs < 0:
-            raise ValueError(f"epochs must be >= 0, got {self.epochs}")
-        if self.batch_size < 1 or self.eval_batch_size < 1:
-            raise ValueError("batch_size and eval_batch_size must be >= 1")
-        if self.lr <= 0:
-            raise ValueError(f"lr must be > 0, got {self.lr}")
-        if self.lr_step < 0 or not 0 < self.lr_gamma <= 1:
-            raise ValueError("lr_step must be >= 0 and lr_gamma in (0, 1]")
-        if self.hidden < 1:
-            raise ValueError(f"hidden must be >= 1, got {self.hidden}")
+        super().__post_init__()  # the options every supervised task shares
+        check_at_least(self, 1, "batch_size", "eval_batch_size", "hidden")
+        check_at_least(self, 0, "lr_step")
+        if not 0 < self.lr_gamma <= 1:
+            raise ValueError(f"lr_gamma must lie in (0, 1], got {self.lr_gamma}")
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
         if len(self.split) != 3 or any(f < 0 for f in self.split) or sum(self.split) > 1 + 1e-9:
@@ -109,8 +95,6 @@ class GraphTaskOptions:
             raise ValueError(f"folds must be 0 (off) or >= 2, got {self.folds}")
         if not 0 <= self.val_fraction < 1:
             raise ValueError(f"val_fraction must lie in [0, 1), got {self.val_fraction}")
-        if self.patience < 0 or self.eval_every < 1:
-            raise ValueError("patience must be >= 0 and eval_every >= 1")
 
 
 @dataclass
@@ -124,13 +108,15 @@ class Inputs:
     objective: GraphObjective
 
 
-class GraphTask(Task):
-    """Base of the graph-level tasks (see the module docstring); subclasses set ``kinds``."""
+class GraphTask(SupervisedTask):
+    """Base of the graph-level tasks (see the module docstring): the shared supervised base
+    (:class:`~graphflow.train.task.SupervisedTask`: optimizer, epoch loop, checkpoint meta)
+    plus graph batches, readouts and folds. Subclasses say which targets they take
+    (:meth:`_kind`)."""
 
     level = "graph"
-    requires_model = True
     Options = GraphTaskOptions
-    kinds: ClassVar[tuple[TargetKind, ...]] = ()
+    options: GraphTaskOptions
 
     # ------------------------------------------------------------------ inputs
     def _inputs(self, ctx: RunContext, section: str) -> Inputs:
@@ -148,7 +134,7 @@ class GraphTask(Task):
         if kind == "classes" and (out_dim or 0) < 2:
             raise DataError(f"graph classification needs at least 2 classes, the labels of "
                             f'"{data.name}" have {out_dim}')
-        x = node_features(data, "feat", ctx.artifacts, section=section).to(ctx.device)
+        x = self.node_features(ctx).to(ctx.device)  # (N, F), the features option
         adj = Adjacency.from_graph(data.graph, device=ctx.device)
         batcher = GraphBatcher(adj, graphs.graph_ptr, x)
         return Inputs(data=data, graphs=graphs, batcher=batcher, labels=labels.to(ctx.device),
@@ -169,9 +155,9 @@ class GraphTask(Task):
     # ------------------------------------------------------------------ run
     def run(self, ctx: RunContext) -> None:
         o = self.options
-        section = ctx.stage.section if ctx.stage else "train"
-        if ctx.model is None:
-            raise ConfigError(f"[{section}] {self.name} needs a [model] section")
+        section = ctx.section
+        self.resolve_mode_defaults(sampled=ctx.sampler is not None)
+        self.require_model(ctx)
         inputs = self._inputs(ctx, section)
         g = inputs.graphs.num_graphs
         if o.folds or o.fold_file is not None:
@@ -187,13 +173,15 @@ class GraphTask(Task):
         result = self._train_fold(ctx, inputs, fold, fold_no=None)
         model = result["model"]
         scores, emb = self._predict(model, inputs, torch.arange(g, device=ctx.device))
-        figures = {"best_epoch": float(result["best_epoch"])}
+        figures: dict[str, float] = {}
         for part in ("train", "val", "test"):
             ids = getattr(fold, part).to(ctx.device)
             if ids.numel():
                 rep = inputs.objective.report(scores[ids], inputs.labels[ids])
                 figures.update({f"{part}_{k}": v for k, v in rep.items()})
-        ctx.log_metrics(**figures)
+        main = inputs.objective.score_name
+        self.log_results(ctx, figures, result["best_epoch"],
+                         shown=[f"{p}_{main}" for p in ("train", "val", "test")])
         self._set_artifacts(ctx, inputs, model, scores, emb, section)
 
     # ------------------------------------------------------------------ cross-validation
@@ -266,19 +254,14 @@ class GraphTask(Task):
         probe = inputs.batcher.batch(fold.train[:1].to(ctx.device))
         model = GraphModel.probe(encoder.to(ctx.device), probe, layers, objective.out_dim,
                                  pooling=o.readout, dropout=o.dropout).to(ctx.device)
-        optimizer = make_optimizer(o.optimizer, model, lr=o.lr, weight_decay=o.weight_decay)
-        generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))
+        optimizer = self.optimizer(model)
+        generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
         name, minimize = self._monitor(objective)
-        meta = {"task": self.name, "model": ctx.model.name,
-                "model_options": _jsonable(ctx.model.options), "hidden": o.hidden,
-                "readout": o.readout, "readout_layers": layers, "fold": fold_no,
-                "monitor": name}
-        loop = EpochLoop(ctx, model, optimizer,
-                         LoopOptions(epochs=o.epochs, eval_every=o.eval_every,
-                                     patience=o.patience, checkpoint=o.checkpoint,
-                                     restore_best=o.restore_best, monitor=f"val_{name}",
-                                     minimize=minimize, meta=meta),
-                         generator=generator)
+        meta = self.meta(ctx, in_dim=int(inputs.batcher.x.shape[1]), hidden=o.hidden,
+                         classes=objective.out_dim, readout=o.readout,
+                         readout_layers=layers, fold=fold_no)
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator)
+        loop.options.monitor, loop.options.minimize = f"val_{name}", minimize
         if fold_no is not None:
             ckpt, state = stage_files(ctx)
             loop.checkpoint_path = ckpt.with_name(f"{ckpt.stem}-fold{fold_no}.pt")
@@ -348,7 +331,8 @@ class GraphTask(Task):
         a.embeddings = emb.cpu()
         a.model = model.cpu()
         a.model_info = {"task": self.name, "section": section, "level": "graph",
-                        "model": ctx.model.name, "model_options": _jsonable(ctx.model.options),
+                        "model": ctx.model.name,
+                        "model_options": options_record(ctx.model.options),
                         "hidden": self.options.hidden, "readout": self.options.readout,
                         "classes": inputs.graphs.classes}
 
@@ -391,11 +375,3 @@ def _read_done(path: Path) -> dict[str, Any]:
     for row in done.values():  # JSON keys are strings: the curve's epochs back to ints
         row["curve"] = {int(k): v for k, v in row["curve"].items()}
     return done
-
-
-def _jsonable(options: Any) -> dict[str, Any]:
-    if not dataclasses.is_dataclass(options):
-        return {}
-    return {k: (str(v) if isinstance(v, Path) else v)
-            for k, v in dataclasses.asdict(options).items()}
-

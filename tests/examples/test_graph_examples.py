@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 import pytest
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
@@ -29,5 +30,6 @@ def test_mutag_gin_reaches_the_paper(cli, tmp_path, mutag_root):
     assert 0.7 <= m["cv_strict_acc"] <= 1.0
     folds = record["reports"]["train"]["folds"]
     assert len(folds) == 10 and sum(f["test"] for f in folds) == 188
-    assert pacsv.read_csv(tmp_path / "predictions.csv").num_rows == 188 or \
-        (tmp_path / "predictions.parquet").exists()
+    predictions = pq.read_table(tmp_path / "predictions.parquet").to_pydict()
+    assert sorted(predictions["id"]) == list(range(1, 189))  # out-of-fold, every graph once
+    assert set(predictions["class"]) == {"-1", "1"}

@@ -27,7 +27,7 @@ def test_mutag_gin_reaches_the_paper(cli, tmp_path, mutag_root):
     record = json.loads((tmp_path / "run.json").read_text())
     m = record["metrics"]
     assert m["cv_gin_acc"] >= 0.89, m  # Xu et al. 2019: 89.4 ± 5.6
-    assert 0.7 <= m["cv_strict_acc"] <= 1.0
+    assert "cv_strict_acc" not in m  # val_fraction = 0: no validation graphs to select on
     folds = record["reports"]["train"]["folds"]
     assert len(folds) == 10 and sum(f["test"] for f in folds) == 188
     predictions = pq.read_table(tmp_path / "predictions.parquet").to_pydict()

@@ -10,7 +10,6 @@ import torch
 from torch import nn
 
 from graphflow.components import Model
-from graphflow.errors import DataError
 from graphflow.manager import create_host
 from graphflow.options import option
 from graphflow.plugin import hookimpl
@@ -190,8 +189,8 @@ def test_graph_regression_on_graph_attributes(run_toml, tmp_path):
     folder.mkdir()
     for f in Path(RINGS).iterdir():
         (folder / f.name.replace("RP_", "REG_")).write_bytes(f.read_bytes())
-    sizes = torch.bincount(torch.tensor([int(x) for x in
-                                         (folder / "REG_graph_indicator.txt").read_text().split()]))[1:]
+    indicator = (folder / "REG_graph_indicator.txt").read_text().split()
+    sizes = torch.bincount(torch.tensor([int(x) for x in indicator]))[1:]  # nodes per graph
     (folder / "REG_graph_attributes.txt").write_text(
         "".join(f"{float(n)}\n" for n in sizes.tolist()))
     text = pipeline(epochs=60, train_extra='split = [0.5, 0.25, 0.25]\nlr = 0.01\nreadout = "sum"'

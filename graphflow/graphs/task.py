@@ -197,7 +197,6 @@ class GraphTask(SupervisedTask):
             tests = stratified_folds(strata, g, o.folds, seed=ctx.seed)
             folds = [fold_parts(t, g, strata, val_fraction=o.val_fraction, seed=ctx.seed + f)
                      for f, t in enumerate(tests)]
-        name, minimize = self._monitor(inputs.objective)
         main = inputs.objective.score_name
         record_path = ctx.out_dir / f"folds-{section}.json"
         done = _read_done(record_path) if ctx.resume else {}

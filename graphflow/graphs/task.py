@@ -31,7 +31,7 @@ from typing import Any, Literal
 import torch
 
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.graphs.batch import GraphBatcher
 from graphflow.graphs.collection import GraphCollection
@@ -304,6 +304,10 @@ class GraphTask(SupervisedTask):
                 rep["loss"] = objective.loss(s, y).item()
                 figures.update({f"{part}_{k}": v for k, v in rep.items()})
                 if part == "val":
+                    if name not in rep:
+                        raise ConfigError(f"[{ctx.section}] monitor = \"val_{name}\" is not a "
+                                          f"figure of these targets; choose one of "
+                                          f"{', '.join('val_' + k for k in rep)}")
                     score = rep[name]
                 else:
                     curve[now["epoch"]] = rep[main]

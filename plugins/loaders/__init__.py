@@ -17,6 +17,7 @@ from graphflow_plugins.loaders.parquet import ParquetLoader
 from graphflow_plugins.loaders.partitioned import PartitionedLoader
 from graphflow_plugins.loaders.planetoid import PlanetoidLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
+from graphflow_plugins.loaders.table_collection import TableCollectionLoader
 from graphflow_plugins.loaders.tu import TULoader
 
 
@@ -25,5 +26,5 @@ def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
                 PartitionedLoader, PlanetoidLoader, SyntheticLoader, TULoader, KernelCollectionLoader,
-                DglCollectionLoader):
+                DglCollectionLoader, TableCollectionLoader):
         register(cls)

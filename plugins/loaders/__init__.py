@@ -13,6 +13,7 @@ from graphflow_plugins.loaders.edgelist import EdgelistLoader
 from graphflow_plugins.loaders.graph_collection import KernelCollectionLoader
 from graphflow_plugins.loaders.mat import MatLoader
 from graphflow_plugins.loaders.networkx import NetworkxLoader
+from graphflow_plugins.loaders.networkx_collection import NetworkxCollectionLoader
 from graphflow_plugins.loaders.parquet import ParquetLoader
 from graphflow_plugins.loaders.partitioned import PartitionedLoader
 from graphflow_plugins.loaders.planetoid import PlanetoidLoader
@@ -26,5 +27,5 @@ def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
                 PartitionedLoader, PlanetoidLoader, SyntheticLoader, TULoader, KernelCollectionLoader,
-                DglCollectionLoader, TableCollectionLoader):
+                DglCollectionLoader, TableCollectionLoader, NetworkxCollectionLoader):
         register(cls)

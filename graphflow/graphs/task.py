@@ -203,10 +203,12 @@ class GraphTask(SupervisedTask):
         rows: list[dict[str, Any]] = []
         scores = emb = None
         for f, fold in enumerate(ctx.progress(folds, desc=f"{section} folds", unit="fold")):
-            if str(f) in done:  # resumed: this fold finished before the interruption
-                rows.append(done[str(f)])
-                continue
+            # Resumed: a fold that finished before the interruption reloads its model from its
+            # train_state (no epoch left to run) and keeps its recorded test curve.
             result = self._train_fold(ctx, inputs, fold, fold_no=f)
+            if str(f) in done:
+                result.update(curve=done[str(f)]["curve"],
+                              best_epoch=done[str(f)]["best_epoch"])
             model = result["model"]
             test = fold.test.to(ctx.device)
             s, e = self._predict(model, inputs, test)

@@ -200,3 +200,18 @@ def test_graph_regression_on_graph_attributes(run_toml, tmp_path):
     result = run_toml(text)
     m = json.loads((result.out_dir / "run.json").read_text())["metrics"]
     assert m["test_mae"] < 1.5 and m["test_rmse"] >= m["test_mae"]
+
+
+def test_resume_with_folds_reloads_finished_folds(run_toml, tmp_path):
+    text = pipeline(epochs=3, train_extra="folds = 3\nval_fraction = 0.2") + """
+[[export]]
+type = "csv"
+what = "predictions"
+"""
+    first = run_toml(text)
+    before = json.loads((first.out_dir / "run.json").read_text())["metrics"]
+    again = run_toml(text, resume=True)
+    after = json.loads((again.out_dir / "run.json").read_text())["metrics"]
+    assert after["cv_gin_acc"] == before["cv_gin_acc"]
+    assert after["cv_strict_acc"] == before["cv_strict_acc"]
+    assert pacsv.read_csv(again.out_dir / "predictions.csv").num_rows == 24

@@ -121,6 +121,9 @@ class Task(Component):
     """
 
     kind = "task"
+    level: ClassVar[Literal["node", "graph", "any"]] = "node"
+    """What the task learns from: ``node`` tasks are refused a collection of graphs
+    (``data.graphs``), ``graph`` tasks need one, ``any`` takes both."""
     requires_model: ClassVar[bool] = False
     requires_sampler: ClassVar[bool] = False
     supports_distributed: ClassVar[bool] = False

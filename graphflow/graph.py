@@ -23,6 +23,8 @@ import pyarrow as pa
 import torch
 
 from graphflow.compat.dgl import dgl
+from graphflow.errors import DataError
+from graphflow.graphs.collection import GraphCollection
 from graphflow.linkpred.pairs import LinkSplit
 
 
@@ -80,6 +82,10 @@ class GraphData:
 
     ``links``: the held-out pairs of a link prediction split (the ``link_split`` transform),
     whose positives are no longer edges of ``graph``; None without a split.
+
+    ``graphs``: for a collection of graphs, the node → graph index and the graph table
+    (:class:`~graphflow.graphs.collection.GraphCollection`); ``graph`` is then their
+    block-diagonal union. None for a single graph.
     """
 
     graph: dgl.DGLGraph
@@ -87,12 +93,16 @@ class GraphData:
     name: str = "graph"
     meta: dict[str, Any] = field(default_factory=dict)
     links: LinkSplit | None = None
+    graphs: GraphCollection | None = None
 
     def __post_init__(self) -> None:
         if len(self.ids) != self.graph.num_nodes():
             raise ValueError(
                 f"{len(self.ids)} node ids for a graph of {self.graph.num_nodes()} nodes"
             )
+        if self.graphs is not None and self.graphs.num_nodes != self.graph.num_nodes():
+            raise ValueError(f"the graph index covers {self.graphs.num_nodes} nodes but the "
+                             f"graph has {self.graph.num_nodes()}")
 
     @classmethod
     def from_edges(cls, src: Any, dst: Any, **kwargs: Any) -> GraphData:
@@ -139,10 +149,17 @@ class GraphData:
         """A copy holding ``graph`` (and ``ids``, when the node set changed).
 
         A link split stays only while the node set does (``ids`` None): its pairs are
-        internal node ids.
+        internal node ids. A collection of graphs keeps its index while the node set stays;
+        a new node set is refused for a collection (its node → graph index would break).
         """
+        if self.graphs is not None and (ids is not None
+                                        or graph.num_nodes() != self.graph.num_nodes()):
+            raise DataError(f"this transform changes the node set, which a collection of "
+                            f"graphs ({self.graphs.num_graphs} graphs) does not support; "
+                            f"remove it from the pipeline")
         return GraphData(graph=graph, ids=self.ids if ids is None else ids, name=self.name,
-                         meta=dict(self.meta), links=self.links if ids is None else None)
+                         meta=dict(self.meta), links=self.links if ids is None else None,
+                         graphs=self.graphs)
 
     def summary(self) -> str:
         g = self.graph
@@ -151,4 +168,6 @@ class GraphData:
             parts.append(f"{g.ndata['feat'].shape[1]} features")
         if self.num_classes is not None:
             parts.append(f"{self.num_classes} {'labels' if self.multilabel else 'classes'}")
+        if self.graphs is not None:
+            parts.insert(0, self.graphs.summary())
         return ", ".join(parts)

@@ -21,6 +21,7 @@ from graphflow.distributed.world import World
 from graphflow.errors import DataError, GraphflowError, PluginError
 from graphflow.experiments.tracking import tracked
 from graphflow.graph import GraphData
+from graphflow.graphs.collection import refuse_collection
 from graphflow.manager import PluginHost
 from graphflow.memory import PeakMemory
 from graphflow.record import RunRecord
@@ -226,12 +227,20 @@ def _with_cores(action: Action, overrides: cores.CoreOptions, budget: int, *,
 
 
 def _train(ctx: RunContext, task: Any) -> None:
+    _check_level(ctx, task)
     task.run(ctx)
+
+
+def _check_level(ctx: RunContext, task: Any) -> None:
+    """A node-level task given a collection of graphs stops here, in one line."""
+    if getattr(task, "level", "node") == "node":
+        refuse_collection(ctx.graph(), task.name)
 
 
 def _train_without_sampler(ctx: RunContext, task: Any) -> None:
     """A stage without [sample] must not see the sampler an earlier stage prepared (which
     stays prepared for a later stage that shares it)."""
+    _check_level(ctx, task)
     sampler, graph = ctx.sampler, ctx.sampler_graph
     ctx.sampler, ctx.sampler_graph = None, None
     try:

@@ -7,6 +7,7 @@
   ``mutag``, ``aifb``, ...); skips the test, naming the folder and the variable to set, when the
   folder or its files are absent. The same check is the plain function :func:`shared_data`.
 * ``planetoid_root``: ``shared_data("planetoid")``, the folder of raw Planetoid files.
+* ``mutag_root``: ``shared_data("mutag")``, the folder of MUTAG.mat / MUTAG.npz.
 * ``run_toml``: write a pipeline into ``tmp_path`` and run it, returning the ``RunResult``.
 * ``cli``: run the ``graphflow`` command in-process, returning ``(exit_code, stdout, stderr)``.
 """
@@ -89,6 +90,11 @@ def shared_data_fixture() -> Callable[..., Path]:
 @pytest.fixture
 def planetoid_root() -> Path:
     return shared_data("planetoid")
+
+
+@pytest.fixture
+def mutag_root() -> Path:
+    return shared_data("mutag")
 
 
 @pytest.fixture

@@ -160,6 +160,21 @@ class GNNStack(nn.Module):
             h = self.layer(i, a, h)
         return h
 
+    def layer_outputs(self, adj: Adjacency | Sequence[Adjacency],
+                      x: Features) -> list[torch.Tensor]:
+        """Every layer's output, the input first: ``[x, h_1, ..., h_L]`` (widths ``dims``).
+
+        The optional per-layer contract that graph readouts use (the GIN paper reads out
+        every layer); the last entry equals :meth:`forward`'s output.
+        """
+        adjs = [self.prepare(a) for a in self._per_layer(adj)]
+        h = x if self.accepts_rows else materialize(x)
+        outs = [to_dense(h)]
+        for i, a in enumerate(adjs):
+            h = self.layer(i, a, h)
+            outs.append(h)
+        return outs
+
     def prepare(self, adj: Adjacency) -> Adjacency:
         """The adjacency the layers see: ``adj`` with self-loops when the stack adds them."""
         return add_self_loops(adj) if self.self_loops else adj

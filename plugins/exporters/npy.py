@@ -11,7 +11,7 @@ from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.io.atomic import atomic_path
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import node_artifact
+from graphflow_plugins.exporters.tables import artifact_ids, node_artifact
 
 
 @dataclass
@@ -53,7 +53,7 @@ class NpyExporter(Exporter):
         path = self.target(ctx)
         written = [save_npy(path, node_artifact(ctx, o.what).numpy())]
         if o.ids:
-            ids = ctx.graph().ids.to_arrow().to_numpy(zero_copy_only=False)
+            ids = artifact_ids(ctx, True).to_numpy(zero_copy_only=False)
             if ids.dtype == object:
                 ids = ids.astype(np.str_)
             written.append(save_npy(ids_path(path), ids))

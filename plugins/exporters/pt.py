@@ -15,7 +15,8 @@ from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path
 from graphflow.options import option
 from graphflow.train.restore import model_payload
-from graphflow_plugins.exporters.tables import node_artifact, run_info
+from graphflow_plugins.exporters.tables import (artifact_ids, graph_level, node_artifact,
+                                               run_info)
 
 
 @dataclass
@@ -26,9 +27,10 @@ class PtExportOptions:
 
 
 
-def ids_value(data: GraphData) -> torch.Tensor | list[str]:
-    """Ids as torch.load(weights_only=True) reads them: an int64 tensor or a list of str."""
-    values = data.ids.to_arrow()
+def ids_value(data: GraphData, values: pa.Array | None = None) -> torch.Tensor | list[str]:
+    """Ids (the node ids, or ``values``) as torch.load(weights_only=True) reads them: an
+    int64 tensor or a list of str."""
+    values = data.ids.to_arrow() if values is None else values
     if pa.types.is_integer(values.type):
         return torch.from_numpy(values.to_numpy(zero_copy_only=False).astype("int64"))
     return values.to_pylist()
@@ -71,7 +73,9 @@ class PtExporter(Exporter):
         else:
             payload[o.what] = node_artifact(ctx, o.what)
         if o.ids and o.what != "model":
-            payload["ids"] = ids_value(data)
+            graph_ids = artifact_ids(ctx, True) if o.what != "graph" and graph_level(ctx) \
+                else None  # a graph-level artifact: one row per graph of the collection
+            payload["ids"] = ids_value(data, graph_ids)
         with atomic_path(path) as tmp:
             torch.save(payload, tmp)
         return [path]

@@ -12,7 +12,9 @@ Layouts (the column names are the contract other tools read):
 * graph: an edge table ``src``, ``dst`` (node ids) + edge data (``weight``...), and a node
   table ``id`` + node data (``feat`` as a list column, ``label``, masks...).
 
-``id`` holds the users' original ids unless ``ids = false`` (then ``0..N-1``).
+``id`` holds the users' original ids unless ``ids = false`` (then ``0..N-1``). After a
+graph-level task (``graph_classification``...) the artifacts have one row per graph of the
+collection and ``id`` holds the graph ids (``0..G-1`` with ``ids = false``).
 """
 
 from __future__ import annotations
@@ -40,6 +42,25 @@ def node_ids(data: GraphData, original: bool) -> pa.Array:
     if original:
         return data.ids.to_arrow()
     return pa.array(np.arange(data.num_nodes, dtype=np.int64))
+
+
+def graph_level(ctx: RunContext) -> bool:
+    """Whether the artifacts are per graph of a collection (made by a graph-level task)."""
+    info = ctx.artifacts.model_info or {}
+    return info.get("level") == "graph" and ctx.data is not None \
+        and ctx.data.graphs is not None
+
+
+def artifact_ids(ctx: RunContext, original: bool) -> pa.Array:
+    """The id column of an artifact table: graph ids for graph-level artifacts, else node
+    ids."""
+    data = ctx.graph()
+    if not graph_level(ctx):
+        return node_ids(data, original)
+    graphs = data.graphs
+    if original:
+        return graphs.ids
+    return pa.array(np.arange(graphs.num_graphs, dtype=np.int64))
 
 
 def run_info(ctx: RunContext, what: str, original_ids: bool) -> dict[str, Any]:
@@ -72,6 +93,12 @@ def node_artifact(ctx: RunContext, what: str) -> torch.Tensor:
     section = stage_label(ctx)
     value = ctx.artifacts.require(what, section=section)
     tensor = value.detach().cpu()
+    if graph_level(ctx):
+        g = ctx.graph().graphs.num_graphs
+        if tensor.shape[0] != g:
+            raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but "
+                              f"the collection has {g} graphs")
+        return tensor
     n = ctx.graph().num_nodes
     if tensor.shape[0] != n:
         raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but the "
@@ -138,12 +165,12 @@ def artifact_table(ctx: RunContext, what: str, original_ids: bool) -> pa.Table:
     if what == "links":
         return links_table(ctx, original_ids)
     data = ctx.graph()
-    ids = node_ids(data, original_ids)
+    ids = artifact_ids(ctx, original_ids)
     if what == "predictions":
         logits = ctx.artifacts.logits
+        classes = data.meta.get("graph_classes" if graph_level(ctx) else "classes")
         return predictions_table(ids, node_artifact(ctx, what),
-                                 None if logits is None else logits.detach().cpu(),
-                                 data.meta.get("classes"))
+                                 None if logits is None else logits.detach().cpu(), classes)
     return vectors_table(ids, node_artifact(ctx, what), what)
 
 

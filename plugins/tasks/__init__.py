@@ -1,6 +1,8 @@
 """Plugin "tasks": training tasks (``[train] type = ...``)."""
 
 from graphflow.plugin import hookimpl
+from graphflow_plugins.tasks.graph_classification import GraphClassification
+from graphflow_plugins.tasks.graph_regression import GraphRegression
 from graphflow_plugins.tasks.link_prediction import LinkPrediction
 from graphflow_plugins.tasks.node_classification import NodeClassification
 from graphflow_plugins.tasks.sparsify import Sparsify
@@ -11,3 +13,5 @@ def graphflow_register_tasks(register):
     register(NodeClassification)
     register(Sparsify)
     register(LinkPrediction)
+    register(GraphClassification)
+    register(GraphRegression)

@@ -1,0 +1,133 @@
+"""Minibatches of whole graphs: one block-diagonal :class:`Adjacency`, cut by index arithmetic.
+
+The collection's nodes are contiguous per graph (``graph_ptr``), so in its CSR (rows =
+destinations) the entries of graph ``g`` are contiguous too: ``edge_ptr[g] =
+indptr[graph_ptr[g]]``. The same holds for the transposed CSR (the backward pass) because no
+edge leaves its graph. A batch of graphs ``sel`` is therefore a handful of gathers::
+
+    n_g   = graph_ptr[sel + 1] - graph_ptr[sel]                 # (B,) nodes per graph
+    ptr   = [0, cumsum(n_g)]                                    # (B + 1,) the batch's graph_ptr
+    nodes = arange(n) + repeat(graph_ptr[sel] - ptr[:-1], n_g)  # (n,) global node of each row
+    pos   = arange(m) + repeat(edge_ptr[sel] - eptr[:-1], e_g)  # (m,) global CSR positions
+    indices = A.indices[pos] - repeat(node shift, e_g)          # local source ids
+
+and likewise for the transposed CSR, which the batch's :class:`Adjacency` receives ready-made
+(no sort per batch). No Python loop runs over graphs, nodes or edges. ``dgl.batch`` instead
+copies every graph's structure and features into a new DGLGraph per batch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import torch
+
+from graphflow.sparse import Adjacency
+from graphflow.sparse.adjacency import Transposed
+
+
+@dataclass
+class GraphBatch:
+    """Some graphs of a collection, as one block-diagonal graph.
+
+    :ivar adj: (n, n) block-diagonal adjacency of the batch's nodes.
+    :ivar x: (n, F) their features.
+    :ivar ptr: int64 (B + 1,) node offsets of the batch's graphs (the readout's segments).
+    :ivar graphs: int64 (B,) positions of the graphs in the collection.
+    :ivar nodes: int64 (n,) collection node id of each row.
+    """
+
+    adj: Adjacency
+    x: torch.Tensor
+    ptr: torch.Tensor
+    graphs: torch.Tensor
+    nodes: torch.Tensor
+
+    @property
+    def num_graphs(self) -> int:
+        return int(self.graphs.shape[0])
+
+    def segment(self) -> torch.Tensor:
+        """int64 (n,) the batch position of each node's graph (cached)."""
+        seg = self.adj._cache.get("graph_of_node")
+        if seg is None:
+            sizes = self.ptr[1:] - self.ptr[:-1]
+            seg = torch.repeat_interleave(torch.arange(self.num_graphs, device=sizes.device),
+                                          sizes, output_size=self.adj.num_dst)
+            self.adj._cache["graph_of_node"] = seg
+        return seg  # type: ignore[return-value]
+
+
+class GraphBatcher:
+    """Cuts batches of graphs out of a collection (see the module docstring).
+
+    :param adj: the collection's adjacency (square, no edge between graphs), on the device.
+    :param graph_ptr: int64 (G + 1,) node offsets of the graphs.
+    :param x: (N, F) node features, on the device.
+    """
+
+    def __init__(self, adj: Adjacency, graph_ptr: torch.Tensor, x: torch.Tensor):
+        dev = adj.device
+        self.adj, self.x = adj, x
+        self.graph_ptr = graph_ptr.to(dev)
+        self.edge_ptr = adj.indptr[self.graph_ptr]  # (G + 1,)
+        t = adj.transposed()
+        self.t = t
+        self.t_edge_ptr = t.indptr[self.graph_ptr]  # (G + 1,)
+        self.rows = adj.row_index  # (nnz,) global destination of each CSR entry
+
+    @property
+    def num_graphs(self) -> int:
+        return int(self.graph_ptr.shape[0]) - 1
+
+    def batch(self, sel: torch.Tensor) -> GraphBatch:
+        """The graphs ``sel`` (int64 (B,), collection positions, any order) as one batch."""
+        dev = self.adj.device
+        sel = sel.to(dev)
+        b = sel.shape[0]
+        start = self.graph_ptr[sel]  # (B,)
+        n_g = self.graph_ptr[sel + 1] - start  # (B,)
+        ptr = torch.zeros(b + 1, dtype=torch.int64, device=dev)
+        torch.cumsum(n_g, 0, out=ptr[1:])
+        n = int(ptr[-1])
+        e_start = self.edge_ptr[sel]
+        e_g = self.edge_ptr[sel + 1] - e_start  # (B,) CSR entries per graph
+        eptr = torch.zeros(b + 1, dtype=torch.int64, device=dev)
+        torch.cumsum(e_g, 0, out=eptr[1:])
+        m = int(eptr[-1])
+        node_shift = start - ptr[:-1]  # (B,) global node = local node + shift
+        edge_shift = e_start - eptr[:-1]  # (B,) global CSR position = local + shift
+        graph_of_node = torch.repeat_interleave(torch.arange(b, device=dev), n_g,
+                                                output_size=n)  # (n,)
+        graph_of_entry = torch.repeat_interleave(torch.arange(b, device=dev), e_g,
+                                                 output_size=m)  # (m,)
+        nodes = torch.arange(n, device=dev) + node_shift[graph_of_node]  # (n,)
+        entry_node_shift = node_shift[graph_of_entry]  # (m,)
+        pos = torch.arange(m, device=dev) + edge_shift[graph_of_entry]  # (m,)
+        indptr = torch.empty(n + 1, dtype=torch.int64, device=dev)
+        indptr[:n] = self.adj.indptr[nodes] - edge_shift[graph_of_node]
+        indptr[n] = m
+        values = None if self.adj.values is None else self.adj.values[pos]
+        out = Adjacency(indptr, self.adj.indices[pos] - entry_node_shift, self.adj.eids[pos],
+                        num_src=n, num_dst=n, values=values)
+        # The transposed CSR, cut the same way (its entries of graph g are contiguous too).
+        t_shift = self.t_edge_ptr[sel] - eptr[:-1]  # (B,)
+        tpos = torch.arange(m, device=dev) + t_shift[graph_of_entry]  # (m,)
+        t_indptr = torch.empty(n + 1, dtype=torch.int64, device=dev)
+        t_indptr[:n] = self.t.indptr[nodes] - t_shift[graph_of_node]
+        t_indptr[n] = m
+        out._cache["t"] = Transposed(t_indptr, self.t.indices[tpos] - entry_node_shift,
+                                     self.t.perm[tpos] - edge_shift[graph_of_entry])
+        out._cache["rows"] = self.rows[pos] - entry_node_shift
+        out._cache["graph_of_node"] = graph_of_node
+        return GraphBatch(adj=out, x=self.x[nodes], ptr=ptr, graphs=sel, nodes=nodes)
+
+    def epoch(self, graphs: torch.Tensor, batch_size: int, *,
+              generator: torch.Generator | None = None) -> Iterator[GraphBatch]:
+        """Batches over ``graphs`` (int64 positions): shuffled by ``generator`` when given, in
+        order otherwise; the last batch may be smaller."""
+        if generator is not None:
+            graphs = graphs[torch.randperm(graphs.shape[0], generator=generator)]
+        for sel in graphs.split(batch_size):
+            yield self.batch(sel)

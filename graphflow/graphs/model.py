@@ -1,0 +1,86 @@
+r"""A graph-level model: any ``[model]`` as the node encoder, a readout, a linear head.
+
+The ``[model]`` keeps the model-input contract of node tasks: its module maps
+``(adj, x)`` to node vectors (n, D). :class:`GraphModel` pools them per graph and scores the
+graph:
+
+* ``layers = "last"``: :math:`s_b = W \,\mathrm{drop}(\mathrm{readout}(h^{(L)})_b) + c`;
+* ``layers = "all"`` (the GIN paper, Xu et al. 2019, eq. 4.2): every layer's output, the input
+  features included, is read out and scored by its own linear map, and the scores add up,
+  :math:`s_b = \sum_{l=0}^{L} W_l \,\mathrm{drop}(\mathrm{readout}(h^{(l)})_b) + c_l`.
+
+Per-layer outputs come from the module's optional ``layer_outputs(adj, x) -> [x, h_1, ...,
+h_L]`` (every :class:`~graphflow.nn.stack.GNNStack` has it); a module without it gives its
+last layer only. The graph embedding (what ``what = "embeddings"`` exports) is the
+concatenation of the read-out vectors.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from torch import nn
+
+from graphflow.graphs.batch import GraphBatch
+from graphflow.graphs.readout import Pooling, Readout
+
+ReadoutLayers = Literal["last", "all"]
+
+
+def has_layer_outputs(module: nn.Module) -> bool:
+    """Whether ``module`` offers per-layer outputs (``layer_outputs(adj, x)``)."""
+    return callable(getattr(module, "layer_outputs", None))
+
+
+class GraphModel(nn.Module):
+    """Node encoder + readout + linear head (see the module docstring).
+
+    :param encoder: the ``[model]``'s module, ``(adj, x) -> (n, D)``.
+    :param widths: the widths of the node vectors read out (one per read-out layer).
+    :param out_dim: classes or targets.
+    :param pooling: the readout (``sum``, ``mean``, ``max``, ``attention``).
+    :param layers: ``last`` or ``all`` (needs ``layer_outputs``).
+    :param dropout: dropout on each read-out vector before its linear map.
+    """
+
+    def __init__(self, encoder: nn.Module, widths: list[int], out_dim: int, *,
+                 pooling: Pooling, layers: ReadoutLayers, dropout: float):
+        super().__init__()
+        self.encoder = encoder
+        self.read_layers = layers
+        self.readouts = nn.ModuleList(Readout(pooling, w) for w in widths)
+        self.heads = nn.ModuleList(nn.Linear(w, out_dim) for w in widths)
+        self.drop = nn.Dropout(dropout)
+        self.widths = list(widths)
+
+    def node_vectors(self, batch: GraphBatch) -> list[torch.Tensor]:
+        """The node vectors to read out: every layer's, or the last one's."""
+        if self.read_layers == "all":
+            return list(self.encoder.layer_outputs(batch.adj, batch.x))
+        return [self.encoder(batch.adj, batch.x)]
+
+    def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
+        """``(scores (B, out_dim), embeddings (B, sum(widths)))``."""
+        seg = batch.segment()
+        pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]
+        score = self.heads[0](self.drop(pooled[0]))
+        for head, p in zip(self.heads[1:], pooled[1:]):
+            score = score + head(self.drop(p))
+        return score, torch.cat(pooled, dim=1)
+
+    @classmethod
+    def probe(cls, encoder: nn.Module, batch: GraphBatch, layers: ReadoutLayers,
+              out_dim: int, *, pooling: Pooling, dropout: float) -> GraphModel:
+        """Build one for ``encoder``, finding the read-out widths from one forward pass on
+        ``batch`` (so that any third-party model works without declaring its widths)."""
+        was = encoder.training
+        encoder.eval()
+        with torch.no_grad():
+            if layers == "all":
+                outs = list(encoder.layer_outputs(batch.adj, batch.x))
+            else:
+                outs = [encoder(batch.adj, batch.x)]
+        encoder.train(was)
+        widths = [int(h.reshape(h.shape[0], -1).shape[1]) for h in outs]
+        return cls(encoder, widths, out_dim, pooling=pooling, layers=layers, dropout=dropout)

@@ -1,0 +1,81 @@
+"""Losses, predictions and metrics of graph-level targets.
+
+Three kinds, from the collection's labels:
+
+* ``classes``: int64 (G,) class ids: cross-entropy; accuracy, macro-F1, and ROC AUC for two
+  classes (the score of class 1 against class 0);
+* ``binary``: float (G, T) 0/1 targets with NaN = missing (multi-task molecule sets): binary
+  cross-entropy over the present entries; mean ROC AUC over the tasks, and accuracy of the
+  present entries;
+* ``regression``: float (G, T) targets, NaN = missing: mean squared (or absolute) error over
+  the present entries; MAE and RMSE.
+
+Every figure comes from :mod:`graphflow.train.metrics`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+import torch.nn.functional as F
+
+from graphflow.train import metrics
+
+TargetKind = Literal["classes", "binary", "regression"]
+
+
+@dataclass
+class GraphObjective:
+    kind: TargetKind
+    out_dim: int
+    regression_loss: Literal["mse", "l1"] = "mse"
+
+    def loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
+        if self.kind == "classes":
+            return F.cross_entropy(scores, target)
+        y = target.reshape(scores.shape)
+        present = ~torch.isnan(y)
+        if not bool(present.any()):
+            return scores.sum() * 0.0  # a batch without any target: no gradient
+        s, t = scores[present], y[present]
+        if self.kind == "binary":
+            return F.binary_cross_entropy_with_logits(s, t)
+        return F.mse_loss(s, t) if self.regression_loss == "mse" else F.l1_loss(s, t)
+
+    def predict(self, scores: torch.Tensor) -> torch.Tensor:
+        """int64 (B,) classes, float (B, T) 0/1 (binary) or the float (B, T) estimates."""
+        if self.kind == "classes":
+            return scores.argmax(dim=1)
+        if self.kind == "binary":
+            return (scores > 0).float()
+        return scores
+
+    def report(self, scores: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
+        if self.kind == "classes":
+            pred = scores.argmax(dim=1)
+            out = {"acc": metrics.accuracy(pred, target),
+                   "f1_macro": metrics.f1_macro(pred, target, self.out_dim)}
+            if self.out_dim == 2:
+                margin = scores[:, 1] - scores[:, 0]
+                pos, neg = margin[target == 1], margin[target == 0]
+                out["roc_auc"] = metrics.roc_auc(pos, neg) if pos.numel() and neg.numel() \
+                    else float("nan")
+            return out
+        y = target.reshape(scores.shape)
+        if self.kind == "binary":
+            present = ~torch.isnan(y)
+            hit = ((scores > 0).float() == y) & present
+            acc = float(hit.sum() / present.sum().clamp(min=1))
+            return {"roc_auc": metrics.roc_auc_tasks(scores, y), "acc": acc}
+        return {"mae": metrics.mae(scores, y), "rmse": metrics.rmse(scores, y)}
+
+    @property
+    def score_name(self) -> str:
+        """The validation figure that picks the best model by default."""
+        return {"classes": "acc", "binary": "roc_auc", "regression": "mae"}[self.kind]
+
+    @property
+    def minimize(self) -> bool:
+        return self.kind == "regression"

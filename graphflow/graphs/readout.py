@@ -1,0 +1,78 @@
+r"""Readouts: one vector per graph from its nodes' vectors, by segment reductions.
+
+Every function takes node vectors ``h`` (n, D) whose rows are grouped by graph (the rows of
+graph ``b`` are ``ptr[b]..ptr[b+1]-1``, as a :class:`~graphflow.graphs.batch.GraphBatch`
+lays them out) and returns (B, D). No loop over graphs: ``index_add`` and
+``torch.segment_reduce``, on any device, with gradients.
+
+* sum: :math:`r_b = \sum_{i \in b} h_i` (the GIN paper's choice: injective on multisets);
+* mean: :math:`r_b = \frac{1}{|b|} \sum_{i \in b} h_i`;
+* max: :math:`r_b = \max_{i \in b} h_i` per feature;
+* gated attention (Li et al., "Gated Graph Sequence Neural Networks", ICLR 2016; DGL's
+  ``GlobalAttentionPooling``): :math:`r_b = \sum_{i \in b} \operatorname{softmax}_b(w^\top h_i
+  + c)\, h_i`, the softmax taken over the nodes of graph ``b``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import torch
+from torch import nn
+
+Pooling = Literal["sum", "mean", "max", "attention"]
+POOLINGS: tuple[str, ...] = ("sum", "mean", "max", "attention")
+
+
+def segment_sum(h: torch.Tensor, seg: torch.Tensor, num: int) -> torch.Tensor:
+    """(n, D) -> (B, D): the sum of the rows of each segment (``seg`` (n,) its id)."""
+    return h.new_zeros((num, *h.shape[1:])).index_add(0, seg, h)
+
+
+def segment_mean(h: torch.Tensor, seg: torch.Tensor, ptr: torch.Tensor) -> torch.Tensor:
+    """(n, D) -> (B, D): the mean of the rows of each segment (sizes from ``ptr``)."""
+    sizes = (ptr[1:] - ptr[:-1]).clamp(min=1).to(h.dtype)  # (B,)
+    return segment_sum(h, seg, sizes.shape[0]) / sizes.unsqueeze(1)
+
+
+def segment_max(h: torch.Tensor, ptr: torch.Tensor) -> torch.Tensor:
+    """(n, D) -> (B, D): the feature-wise max of each segment (rows contiguous per segment)."""
+    return torch.segment_reduce(h, "max", lengths=ptr[1:] - ptr[:-1], axis=0, unsafe=True)
+
+
+def segment_softmax(score: torch.Tensor, seg: torch.Tensor, ptr: torch.Tensor) -> torch.Tensor:
+    """(n,) -> (n,): the softmax of the scores within each segment (max subtracted first)."""
+    top = segment_max(score.unsqueeze(1), ptr).squeeze(1)  # (B,)
+    e = torch.exp(score - top[seg])  # (n,)
+    total = segment_sum(e, seg, ptr.shape[0] - 1)  # (B,)
+    return e / total[seg]
+
+
+class Readout(nn.Module):
+    """Pool node vectors (n, D) into graph vectors (B, D).
+
+    :param pooling: ``sum`` | ``mean`` | ``max`` | ``attention``.
+    :param dim: D, the node vectors' width (``attention`` learns a gate ``Linear(D, 1)``).
+    """
+
+    def __init__(self, pooling: Pooling, dim: int):
+        super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f'unknown readout "{pooling}"; choices: {", ".join(POOLINGS)}')
+        self.pooling = pooling
+        self.gate = nn.Linear(dim, 1) if pooling == "attention" else None
+
+    def forward(self, h: torch.Tensor, seg: torch.Tensor, ptr: torch.Tensor) -> torch.Tensor:
+        """:param seg: int64 (n,) graph of each row; :param ptr: int64 (B + 1,) offsets."""
+        b = ptr.shape[0] - 1
+        if self.pooling == "sum":
+            return segment_sum(h, seg, b)
+        if self.pooling == "mean":
+            return segment_mean(h, seg, ptr)
+        if self.pooling == "max":
+            return segment_max(h, ptr)
+        alpha = segment_softmax(self.gate(h).squeeze(1), seg, ptr)  # (n,)
+        return segment_sum(alpha.unsqueeze(1) * h, seg, b)
+
+    def extra_repr(self) -> str:
+        return f"pooling={self.pooling!r}"

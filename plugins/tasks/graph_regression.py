@@ -1,0 +1,36 @@
+"""``[train] type = "graph_regression"``: predict one or more numbers per graph."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from graphflow.errors import DataError
+from graphflow.graphs.collection import GraphCollection
+from graphflow.graphs.objective import TargetKind
+from graphflow.graphs.task import GraphTask, GraphTaskOptions
+from graphflow.options import option
+
+
+@dataclass
+class GraphRegressionOptions(GraphTaskOptions):
+    loss: Literal["mse", "l1"] = option("mse", "Training loss: mse or l1 (mean absolute).")
+
+
+class GraphRegression(GraphTask):
+    """Graph regression: the ``[model]`` encodes the nodes, a readout pools each graph, a
+    linear head estimates its (G, T) float targets (NaN = missing, left out of the loss and
+    the figures). Reports ``mae`` and ``rmse`` (``val_mae`` picks the best model by
+    default); with folds, ``cv_gin_mae`` (lowest mean test curve) and ``cv_strict_mae``.
+    """
+
+    name = "graph_regression"
+    summary = "Train the [model] + a readout to predict numbers per graph (MAE, RMSE)"
+    Options = GraphRegressionOptions
+
+    def _kind(self, graphs: GraphCollection) -> TargetKind:
+        if graphs.labels is not None and not graphs.labels.is_floating_point():
+            raise DataError("graph_regression needs float targets, the collection has class "
+                            "labels; use graph_classification, or a loader's targets = "
+                            '"attributes"')
+        return "regression"

@@ -1,0 +1,73 @@
+"""Batches of whole graphs: the same block-diagonal graph as dgl.batch, cut without loops."""
+
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.graphs.batch import GraphBatcher
+from graphflow.sparse import Adjacency, spmm
+
+
+def random_collection(num_graphs=20, seed=0):
+    gen = torch.Generator().manual_seed(seed)
+    graphs, offsets = [], [0]
+    for _ in range(num_graphs):
+        n = int(torch.randint(1, 9, (1,), generator=gen))
+        m = int(torch.randint(0, 3 * n, (1,), generator=gen))
+        src = torch.randint(0, n, (m,), generator=gen)
+        dst = torch.randint(0, n, (m,), generator=gen)
+        g = dgl.graph((src, dst), num_nodes=n)
+        g.ndata["feat"] = torch.randn(n, 3, generator=gen)
+        graphs.append(g)
+        offsets.append(offsets[-1] + n)
+    return graphs, torch.tensor(offsets)
+
+
+def test_batch_equals_dgl_batch_of_the_same_graphs():
+    graphs, ptr = random_collection()
+    whole = dgl.batch(graphs)
+    adj = Adjacency.from_graph(whole)
+    batcher = GraphBatcher(adj, ptr, whole.ndata["feat"])
+    sel = torch.tensor([7, 2, 19, 2, 0, 11])  # any order, repeats allowed
+    batch = batcher.batch(sel)
+    ref = dgl.batch([graphs[i] for i in sel.tolist()])
+    expect = Adjacency.from_graph(ref)
+    assert torch.equal(batch.adj.indptr, expect.indptr)
+    assert torch.equal(batch.adj.indices, expect.indices)
+    assert torch.equal(batch.x, ref.ndata["feat"])
+    assert torch.equal(batch.ptr[1:] - batch.ptr[:-1], ref.batch_num_nodes())
+    # The ready-made transposed CSR and row index equal the ones Adjacency would build.
+    fresh = Adjacency(batch.adj.indptr, batch.adj.indices, batch.adj.eids, batch.adj.num_src,
+                      batch.adj.num_dst)
+    t, t2 = batch.adj.transposed(), fresh.transposed()
+    assert torch.equal(t.indptr, t2.indptr) and torch.equal(t.indices, t2.indices)
+    assert torch.equal(t.perm, t2.perm)
+    assert torch.equal(batch.adj.row_index, fresh.row_index)
+    assert torch.equal(batch.segment(), torch.repeat_interleave(
+        torch.arange(sel.shape[0]), ref.batch_num_nodes()))
+
+
+def test_gradients_through_a_batch_match_dgl():
+    graphs, ptr = random_collection(seed=1)
+    whole = dgl.batch(graphs)
+    batcher = GraphBatcher(Adjacency.from_graph(whole), ptr, whole.ndata["feat"])
+    sel = torch.tensor([3, 4, 5, 18])
+    batch = batcher.batch(sel)
+    x = batch.x.clone().requires_grad_()
+    spmm(batch.adj, x).pow(2).sum().backward()
+    ref = dgl.batch([graphs[i] for i in sel.tolist()])
+    x2 = ref.ndata["feat"].clone().requires_grad_()
+    spmm(Adjacency.from_graph(ref), x2).pow(2).sum().backward()
+    assert torch.allclose(x.grad, x2.grad, atol=1e-6)
+
+
+def test_epoch_shuffles_by_the_generator_and_covers_every_graph():
+    graphs, ptr = random_collection(seed=2)
+    whole = dgl.batch(graphs)
+    batcher = GraphBatcher(Adjacency.from_graph(whole), ptr, whole.ndata["feat"])
+    ids = torch.arange(20)
+    a = [b.graphs for b in batcher.epoch(ids, 6, generator=torch.Generator().manual_seed(3))]
+    b = [b.graphs for b in batcher.epoch(ids, 6, generator=torch.Generator().manual_seed(3))]
+    assert all(torch.equal(x, y) for x, y in zip(a, b))
+    assert [x.shape[0] for x in a] == [6, 6, 6, 2]
+    assert sorted(torch.cat(a).tolist()) == list(range(20))
+    assert not torch.equal(torch.cat(a), ids)

@@ -1,0 +1,217 @@
+"""graph_classification / graph_regression end to end on small hand-written collections."""
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow.csv as pacsv
+import pytest
+import torch
+from torch import nn
+
+from graphflow.components import Model
+from graphflow.manager import create_host
+from graphflow.options import option
+from graphflow.plugin import hookimpl
+from graphflow.sparse import spmm
+
+EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
+RINGS = (EXAMPLES / "data" / "rings_paths").as_posix()
+
+PIPELINE = f"""
+[pipeline]
+seed = 0
+device = "cpu"
+[load]
+type = "tu"
+path = "{RINGS}"
+name = "RP"
+features = "degree"
+[model]
+type = "{{model}}"
+hidden = 16
+{{model_extra}}
+[train]
+type = "graph_classification"
+epochs = {{epochs}}
+batch_size = 4
+hidden = 16
+{{train_extra}}
+[train.cores]
+threads = 1
+"""
+
+
+def error_lines(err: str) -> int:
+    """The lines of the error report (stderr also holds the loader's summary line)."""
+    lines = err.strip().splitlines()
+    return len(lines) - next(i for i, x in enumerate(lines) if x.startswith("graphflow: error"))
+
+
+def pipeline(model="gin", epochs=30, model_extra="layers = 2\ndropout = 0.0", train_extra=""):
+    return PIPELINE.format(model=model, epochs=epochs, model_extra=model_extra,
+                           train_extra=train_extra)
+
+
+def test_rings_and_paths_are_told_apart(run_toml, tmp_path):
+    result = run_toml(pipeline(train_extra='split = [0.5, 0.25, 0.25]') + """
+[[export]]
+type = "csv"
+what = "predictions"
+[[export]]
+type = "parquet"
+what = "embeddings"
+""")
+    record = json.loads((result.out_dir / "run.json").read_text())
+    assert record["metrics"]["test_acc"] == 1.0 and record["metrics"]["val_acc"] == 1.0
+    table = pacsv.read_csv(result.out_dir / "predictions.csv").to_pydict()
+    assert sorted(table["id"]) == list(range(1, 25))  # the graph ids, one row per graph
+    assert set(table["class"]) == {1, 2}  # the original label values
+    import pyarrow.parquet as pq
+    emb = pq.read_table(result.out_dir / "embeddings.parquet")
+    assert emb.num_rows == 24
+    # readout of every layer: input (degree one-hot, 3) + 2 layers of 16
+    assert len(emb.column("embedding")[0]) == 3 + 16 + 16
+
+
+def test_folds_report_both_protocols(run_toml):
+    result = run_toml(pipeline(epochs=5, train_extra="folds = 4\nval_fraction = 0.2"))
+    record = json.loads((result.out_dir / "run.json").read_text())
+    m = record["metrics"]
+    assert 0 <= m["cv_gin_acc"] <= 1 and 0 <= m["cv_strict_acc"] <= 1
+    assert 1 <= m["cv_gin_epoch"] <= 5
+    report = record["reports"]["train"]
+    assert len(report["folds"]) == 4 and sum(f["test"] for f in report["folds"]) == 24
+    assert "optimistic" in report["gin"]["protocol"]
+    lines = [json.loads(x) for x in (result.out_dir / "metrics.jsonl").read_text().splitlines()]
+    assert sorted({int(x["fold"]) for x in lines}) == [0, 1, 2, 3]
+    assert all("test_acc" in x for x in lines)  # the GIN protocol's curve, every epoch
+
+
+def test_fold_file_with_overlap_fails_in_one_line(cli, tmp_path):
+    folds = tmp_path / "folds.json"
+    folds.write_text(json.dumps([{"train": list(range(0, 13)), "test": list(range(12, 24))}]))
+    path = tmp_path / "p.toml"
+    path.write_text(pipeline(epochs=1, train_extra=f'fold_file = "{folds.as_posix()}"'))
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1
+    assert "fold 0: graph 12 is in both train and test" in err
+    assert error_lines(err) == 1 and "Traceback" not in err
+
+
+class Mean(nn.Module):
+    """A third-party model: mean aggregation + linear, no per-layer outputs."""
+
+    def __init__(self, in_dim, out_dim):
+        super().__init__()
+        self.lin = nn.Linear(2 * in_dim, out_dim)
+
+    def forward(self, adj, x):
+        agg = spmm(adj, x, reduce="mean")
+        return torch.relu(self.lin(torch.cat([x[: adj.num_dst], agg], 1)))
+
+
+class MeanModel(Model):
+    """Mean-neighbour model from a third-party package."""
+
+    name = "thirdparty_mean"
+    summary = "test model"
+
+    @dataclass
+    class Options:
+        hidden: int = option(16, "unused width")
+
+    def build(self, in_dim, out_dim):
+        return Mean(in_dim, out_dim)
+
+
+class Plugin:
+    @hookimpl
+    def graphflow_register_models(self, register):
+        register(MeanModel)
+
+
+def test_a_third_party_model_trains_unchanged(run_toml):
+    host = create_host(plugins={"thirdparty": Plugin()})
+    result = run_toml(pipeline(model="thirdparty_mean", model_extra="",
+                               train_extra='split = [0.5, 0.25, 0.25]\nreadout = "mean"'),
+                      host=host)
+    record = json.loads((result.out_dir / "run.json").read_text())
+    assert record["metrics"]["test_acc"] >= 0.8
+
+
+@pytest.mark.parametrize("task", ["node_classification", "link_prediction"])
+def test_node_tasks_refuse_a_collection(cli, tmp_path, task):
+    path = tmp_path / "p.toml"
+    path.write_text(f"""
+[load]
+type = "tu"
+path = "{RINGS}"
+name = "RP"
+[model]
+type = "gcn"
+[train]
+type = "{task}"
+epochs = 1
+""")
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1
+    assert f"{task} is a node-level task" in err and "collection of 24 graphs" in err
+    assert error_lines(err) == 1
+
+
+def test_a_graph_task_refuses_a_single_graph(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text("""
+[load]
+type = "synthetic"
+[model]
+type = "gin"
+[train]
+type = "graph_classification"
+""")
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1
+    assert "graph_classification needs a collection of graphs" in err
+    assert error_lines(err) == 1
+
+
+def test_a_transform_that_changes_the_node_set_is_refused(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(pipeline(epochs=1) + '\n[[transform]]\ntype = "largest_component"\n')
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1
+    assert "changes the node set, which a collection of graphs" in err
+
+
+def test_graph_regression_on_graph_attributes(run_toml, tmp_path):
+    folder = tmp_path / "REG"
+    folder.mkdir()
+    for f in Path(RINGS).iterdir():
+        (folder / f.name.replace("RP_", "REG_")).write_bytes(f.read_bytes())
+    indicator = (folder / "REG_graph_indicator.txt").read_text().split()
+    sizes = torch.bincount(torch.tensor([int(x) for x in indicator]))[1:]  # nodes per graph
+    (folder / "REG_graph_attributes.txt").write_text(
+        "".join(f"{float(n)}\n" for n in sizes.tolist()))
+    text = pipeline(epochs=60, train_extra='split = [0.5, 0.25, 0.25]\nlr = 0.01\nreadout = "sum"'
+                    ).replace('"graph_classification"', '"graph_regression"')
+    text = text.replace(f'path = "{RINGS}"\nname = "RP"',
+                        f'path = "{folder.as_posix()}"\nname = "REG"\ntargets = "attributes"')
+    result = run_toml(text)
+    m = json.loads((result.out_dir / "run.json").read_text())["metrics"]
+    assert m["test_mae"] < 1.5 and m["test_rmse"] >= m["test_mae"]
+
+
+def test_resume_with_folds_reloads_finished_folds(run_toml, tmp_path):
+    text = pipeline(epochs=3, train_extra="folds = 3\nval_fraction = 0.2") + """
+[[export]]
+type = "csv"
+what = "predictions"
+"""
+    first = run_toml(text)
+    before = json.loads((first.out_dir / "run.json").read_text())["metrics"]
+    again = run_toml(text, resume=True)
+    after = json.loads((again.out_dir / "run.json").read_text())["metrics"]
+    assert after["cv_gin_acc"] == before["cv_gin_acc"]
+    assert after["cv_strict_acc"] == before["cv_strict_acc"]
+    assert pacsv.read_csv(again.out_dir / "predictions.csv").num_rows == 24

@@ -24,6 +24,7 @@ from graphflow.sampling.edges import EdgeBatches, reverse_edge_ids
 from graphflow.sampling.sampler import MinibatchSampler
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD
+from graphflow.train import finite
 from graphflow.train.inputs import FeatureSource, model_input, node_features
 from graphflow.train.loop import EpochLoop, LoopOptions
 from graphflow.train.node import Stepper
@@ -224,6 +225,7 @@ class LinkPrediction(Task):
     def _finish(self, ctx: RunContext, data: GraphData, model: LinkModel, h: torch.Tensor,
                 split: LinkSplit, best_epoch: int, rank_seed: int) -> None:
         o = self.options
+        finite.check_output(h, "embeddings", fix="lower lr")  # before any artifact
         figures: dict[str, float] = {}
         parts = []
         for code, name in enumerate(("val", "test")):

@@ -19,6 +19,7 @@ from graphflow.options import option
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD
 from graphflow.sparsity import hold_masks, masked_layers
+from graphflow.train import finite
 from graphflow.train.inputs import (FeatureSource, Targets, model_input, node_features,
                                     node_targets)
 from graphflow.train.loop import EpochLoop, LoopOptions
@@ -258,6 +259,7 @@ class NodeClassification(Task):
     def _finish(self, ctx: RunContext, model: torch.nn.Module, logits: torch.Tensor,
                 objective: Objective, targets: Targets, best_epoch: int,
                 model_info: dict[str, Any]) -> dict[str, float]:
+        finite.check_output(logits, "logits", fix="lower lr")  # before any artifact
         figures: dict[str, float] = {}
         for split, ids in targets.splits.items():
             report = objective.report(logits[ids], targets.labels[ids])

@@ -151,7 +151,8 @@ class SkipGramTask(Task):
                              graph=walks_data.graph)
         total = o.epochs * n * walk_opts.walks_per_node  # walks in the whole run
         state_path = stage_files(ctx)[1]
-        meta = {"task": self.name, "nodes": n, "options": _jsonable(o),
+        kept = {k: v for k, v in _jsonable(o).items() if k not in RESUME_MAY_CHANGE}
+        meta = {"task": self.name, "nodes": n, "options": kept,
                 "sampler": getattr(sampler, "name", None), "walks": _jsonable(walk_opts)}
         run = _Progress()
         if ctx.resume:
@@ -250,6 +251,10 @@ class SkipGramTask(Task):
         ctx.info(f"[{section}] resuming skip-gram in epoch {run.epoch} at walk batch "
                  f"{run.batch + 1}")
         return run
+
+
+RESUME_MAY_CHANGE = ("epochs", "eval", "eval_train_fraction", "workers", "threads")
+"""Options a ``--resume`` may change (they shape neither the tables nor the walks)."""
 
 
 @dataclass

@@ -29,6 +29,11 @@ class DataError(GraphflowError):
     """Input data is missing, malformed or inconsistent (bad line, NaN feature, bad id...)."""
 
 
+class NumericalError(GraphflowError):
+    """Training produced a NaN or an infinity (a loss, the parameters, the outputs): the run
+    fails before anything is exported; the message names the stage, the epoch and the fix."""
+
+
 class DeviceError(GraphflowError):
     """A device was asked for that this machine or this tensor cannot provide."""
 

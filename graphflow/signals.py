@@ -39,6 +39,18 @@ API::
     with deferred(): ...     # the first signal waits for a safe point (at most `grace` seconds)
     finishing()              # from now on signals are noted, never raised (final writes)
 
+**Worker threads** (Hogwild skip-gram trainers, sampling prefetch workers) must end before
+the interpreter does. A thread still inside a torch kernel when Python finalises is stopped
+by the interpreter with ``pthread_exit`` as soon as it asks for the GIL back; that unwinds
+through a C++ destructor declared ``noexcept`` (pybind11's GIL release guard), C++ calls
+``std::terminate`` ("terminate called without an active exception") and the process dies by
+SIGABRT (exit 134) after ``run.json`` already said ``terminated``. So every owner of worker
+threads tells them to stop and waits for them in a ``finally`` with :func:`join_threads`,
+which keeps waiting when a further signal interrupts the wait; threads are named
+``graphflow-*``, and leaving the outermost :func:`handle_signals` block collects unreachable
+generators (whose ``finally`` stops their workers) and joins any such thread still running,
+for at most :data:`JOIN_SECONDS`.
+
 **Multi-process launchers** (one parent, N workers, each worker a ``graphflow run``-like process
 under its own :func:`handle_signals`) reuse this module to forward signals::
 
@@ -84,6 +96,12 @@ from typing import Any
 SIGNALS: tuple[int, ...] = tuple(
     s for s in (getattr(signal, n, None) for n in ("SIGINT", "SIGTERM", "SIGHUP")) if s)
 """The signals :func:`handle_signals` takes over by default."""
+
+JOIN_SECONDS = 30.0
+"""How long leaving :func:`handle_signals` waits for ``graphflow-*`` threads still running."""
+
+THREAD_PREFIX = "graphflow-"
+"""The name prefix of graphflow's worker threads (joined before the process exits)."""
 
 GRACE_SECONDS = 10.0
 """How long a deferred first signal waits for a safe point (Kubernetes and Slurm wait 30 s
@@ -226,11 +244,53 @@ def handle_signals(signals: tuple[int, ...] = SIGNALS, *,
         yield guard
     finally:
         _guards.remove(guard)
+        if not _guards:
+            guard._shield += 1  # joining: signals are noted, not raised, until restore()
+            _settle_threads(JOIN_SECONDS)
         guard.restore()
         if guard.collective:  # a data-parallel worker on its way out (module docstring)
             for s in (getattr(signal, "SIGTERM", None), getattr(signal, "SIGHUP", None)):
                 if s in guard.signals and signal.getsignal(s) in (signal.SIG_DFL, None):
                     signal.signal(s, signal.SIG_IGN)
+
+
+def join_threads(threads: list[threading.Thread]) -> None:
+    """Join every thread of ``threads`` (already told to stop), even when a signal's
+    :class:`Terminated` interrupts the wait; that exception is raised once all have ended."""
+    interrupted: BaseException | None = None
+    for t in threads:
+        while True:
+            try:
+                t.join()
+                break
+            except KeyboardInterrupt as exc:  # Terminated included: wait on, raise after
+                interrupted = interrupted or exc
+    if interrupted is not None:
+        raise interrupted
+
+
+def _settle_threads(seconds: float) -> list[str]:
+    """Join the ``graphflow-*`` threads still running (module docstring), at most ``seconds``
+    in all; returns the names of those that did not end (and warns about them)."""
+    import gc
+    import time
+
+    def running() -> list[threading.Thread]:
+        return [t for t in threading.enumerate()
+                if t.name.startswith(THREAD_PREFIX) and t is not threading.current_thread()
+                and t.is_alive()]
+
+    if not running():
+        return []
+    gc.collect()  # an abandoned prefetch generator's finally stops and joins its workers
+    end = time.monotonic() + seconds
+    for t in running():
+        t.join(max(0.0, end - time.monotonic()))
+    left = [t.name for t in running()]
+    if left:
+        print(f"graphflow: warning: worker thread(s) {', '.join(left)} still running at exit",
+              file=sys.stderr, flush=True)
+    return left
 
 
 def pending() -> int | None:

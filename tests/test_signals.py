@@ -335,3 +335,108 @@ def test_sigterm_to_the_nproc_launcher_stops_its_workers_and_exits_143(tmp_path,
     psutil.wait_procs(list(workers.values()), timeout=10)
     assert not [p.pid for p in workers.values() if p.is_running()
                 and p.status() != psutil.STATUS_ZOMBIE]
+
+
+# --- SIGTERM inside each training task, then --resume -----------------------------------
+
+SAMPLED = """
+[sample]
+type = "neighbor"
+fanouts = [5, 5]
+batch_size = 64
+"""
+
+LINK_PIPELINE = """
+[pipeline]
+name = "signals-link"
+seed = 0
+device = "cpu"
+[load]
+type = "synthetic"
+nodes = 400
+classes = 3
+features = 8
+[[transform]]
+type = "link_split"
+val = 0.1
+test = 0.1
+{sample}
+[model]
+type = "gcn"
+hidden = 8
+[train]
+type = "link_prediction"
+epochs = 100000
+eval_every = 1
+[[export]]
+type = "parquet"
+what = "embeddings"
+"""
+
+SKIPGRAM_PIPELINE = """
+[pipeline]
+name = "signals-skipgram"
+seed = 0
+device = "cpu"
+[load]
+type = "synthetic"
+kind = "powerlaw"
+nodes = 3000
+edges = 30000
+features = 0
+[sample]
+type = "node2vec"
+p = 0.25
+q = 4.0
+walk_length = 20
+walks_per_node = 2
+batch_size = 1000
+[train]
+type = "skipgram"
+dim = 16
+window = 5
+epochs = 100000
+workers = 2              # Hogwild threads: they must end before the process does
+[[export]]
+type = "parquet"
+what = "embeddings"
+"""
+
+
+@pytest.mark.parametrize("text, export, resumed", [
+    (PIPELINE.format(nodes=600, sample=SAMPLED).replace("eval_every = 3", "eval_every = 1"),
+     "predictions.parquet",
+     "[train] resuming after epoch"),
+    (LINK_PIPELINE.format(sample=""), "embeddings.parquet", "[train] resuming after epoch"),
+    (LINK_PIPELINE.format(sample=SAMPLED.replace("batch_size = 64", "batch_size = 1024")),
+     "embeddings.parquet",
+     "[train] resuming after epoch"),
+    (SKIPGRAM_PIPELINE, "embeddings.parquet", "[train] resuming skip-gram in epoch"),
+], ids=["node-sampled", "link-full", "link-sampled", "node2vec-skipgram"])
+def test_sigterm_inside_each_task_exits_143_and_resume_finishes(tmp_path, procs, text, export,
+                                                                resumed):
+    proc, out, err = _start(tmp_path, text)
+    procs.append(proc)
+    _wait_for(lambda: len(_epochs(out)) >= 2, proc, "two epochs in metrics.jsonl")
+    proc.send_signal(signal.SIGTERM)
+    code = proc.wait(60)
+    log = err.read_text()
+    # No SIGABRT from a worker thread left inside torch at exit (exit 134).
+    assert code == 143 and "terminate called" not in log, log
+    assert log.rstrip().endswith("graphflow: terminated by SIGTERM"), log
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "terminated" and record["signal"] == "SIGTERM"
+    assert not (out / export).exists()
+    assert (out / "train_state.pt").exists(), log
+    stopped = _epochs(out)[-1]
+
+    total = stopped + 2
+    proc, out, err = _start(tmp_path, text, "--resume", "--set", f"train.epochs={total}")
+    procs.append(proc)
+    assert proc.wait(STARTUP_BOUND * 2) == 0, err.read_text()
+    assert resumed in err.read_text()
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "ok" and "signal" not in record
+    assert (out / export).exists()
+    assert _epochs(out)[-1] == total
+    assert not (out / "train_state.pt").exists() or "skipgram" not in text

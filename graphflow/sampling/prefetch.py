@@ -4,7 +4,9 @@
 each at most ``depth`` results ahead of the consumer, and yields the results in item order.
 Worker ``w`` takes items ``w, w + workers, w + 2 workers, ...``; torch and NumPy release the
 GIL inside their kernels, so the workers sample different batches at once (one core each)
-while the consumer trains. ``produce`` must therefore be safe to call from several threads,
+while the consumer trains. When the consumer stops early (an exception, a signal, the
+generator closed), the workers stop after their current batch and are joined before the
+exception goes on (:func:`graphflow.signals.join_threads`). ``produce`` must therefore be safe to call from several threads,
 and must not depend on the order calls happen in (the samplers give each batch its own
 random generator).
 
@@ -37,6 +39,7 @@ from typing import TypeVar
 import torch
 
 from graphflow.sampling.block import MiniBatch
+from graphflow.signals import join_threads
 
 T = TypeVar("T")
 
@@ -120,10 +123,9 @@ def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: in
                     current.wait_event(event)
                     _record_stream(batch, current)
                 yield batch
-        finally:
+        finally:  # also on GeneratorExit and on a signal's Terminated: never leave them running
             stop.set()
-            for t in threads:
-                t.join()
+            join_threads(threads)
 
 
 @contextmanager

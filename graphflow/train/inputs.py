@@ -58,21 +58,33 @@ def node_features(data: GraphData, source: FeatureSource, artifacts: Artifacts, 
                 f'embeddings (e.g. a "skipgram" training stage over a "node2vec" sampler)')
         if feat.dim() != 2 or feat.shape[0] != n:
             raise DataError(f'ndata["feat"] must be (N={n}, F), got {tuple(feat.shape)}')
+        _check_finite(feat, f'ndata["feat"] of the graph {data.name!r}',
+                      "fix or drop those rows in the input data (a NaN stays NaN through every "
+                      "transform and poisons each neighbour it reaches)")
         parts.append(feat)
     if source in ("embeddings", "feat+embeddings"):
         emb = artifacts.require("embeddings", section=f"[{section}] features")
         if emb.dim() != 2 or emb.shape[0] != n:
             raise DataError(f"the embeddings artifact is {tuple(emb.shape)} but the graph has "
                             f"{n} nodes; the embedding stage must run on the same graph")
+        _check_finite(emb, "the embeddings artifact of an earlier stage",
+                      "that stage diverged; lower its lr")
         parts.append(emb.detach().to("cpu"))
     x = parts[0] if len(parts) == 1 else torch.cat([p.float() for p in parts], dim=1)
     x = x.float()
-    if not torch.isfinite(x).all():
-        bad = int((~torch.isfinite(x)).any(dim=1).nonzero()[0].item())
-        raise DataError(f"node features ({source}) contain NaN or infinite values (first at "
-                        f"internal node {bad}); clean the input or add a normalize_features "
-                        f"transform after fixing it")
+    _check_finite(x, f"node features ({source}) as float32", "they overflow float32: "
+                  "rescale them (e.g. a normalize_features transform)")
     return x  # (N, F)
+
+
+def _check_finite(x: torch.Tensor, source: str, fix: str) -> None:
+    """A DataError naming ``source`` and the first node with a NaN or infinite feature."""
+    if not x.is_floating_point() or bool(torch.isfinite(x).all()):
+        return
+    bad = (~torch.isfinite(x)).reshape(x.shape[0], -1).any(dim=1)  # (N,)
+    rows = bad.nonzero().squeeze(1)
+    raise DataError(f"node features: {source} contain NaN or infinite values (first at "
+                    f"internal node {int(rows[0])}, {rows.numel()} node(s) in all); {fix}")
 
 
 def model_input(x: torch.Tensor, model: Model, sparse_threshold: float) -> Features:

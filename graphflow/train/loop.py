@@ -13,7 +13,10 @@ named ``monitor``, None without a validation split), and :class:`EpochLoop` does
 * each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``),
   with the wall seconds of its training (``train_s``) and of its evaluation (``eval_s``);
 * a termination signal under the CLI (:mod:`graphflow.signals`) waits for the end of the
-  epoch, which then saves ``train_state.pt`` (with ``checkpoint``) and stops the run.
+  epoch, which then saves ``train_state.pt`` (with ``checkpoint``) and stops the run;
+* after every epoch the losses and the parameters must be finite, and so must the evaluation's
+  losses (:mod:`graphflow.train.finite`): a NaN or an infinity stops the stage with one line
+  naming the epoch and the learning rate, before any checkpoint or state holds it.
 """
 
 from __future__ import annotations
@@ -32,6 +35,7 @@ from graphflow import signals
 from graphflow.errors import ConfigError
 from graphflow.io.atomic import write_text
 from graphflow.train import checkpoint as ckpt
+from graphflow.train import finite
 from graphflow.train.checkpoint import Best, TrainState
 
 if TYPE_CHECKING:
@@ -104,9 +108,11 @@ class EpochLoop:
             t = time.perf_counter()
             figures = train_epoch(epoch)
             figures["train_s"] = time.perf_counter() - t  # the epoch's training, wall seconds
+            finite.check_epoch(figures, self.model, epoch=epoch, fix=self._fix())
             if epoch % o.eval_every == 0 or epoch == o.epochs:
                 t = time.perf_counter()
                 evaluation, score = evaluate()
+                finite.check_epoch(evaluation, None, epoch=epoch, fix=self._fix())
                 figures.update(evaluation)
                 figures["eval_s"] = time.perf_counter() - t
                 if score is not None and o.minimize:
@@ -126,6 +132,12 @@ class EpochLoop:
         if o.checkpoint and self.checkpoint_path.exists():
             self.ctx.add_output(self.checkpoint_path, "checkpoint")
         return self.best
+
+    def _fix(self) -> str:
+        """What a user can change when training diverges (for :mod:`graphflow.train.finite`)."""
+        lr = self.optimizer.param_groups[0]["lr"] if self.optimizer.param_groups else None
+        now = f" (now {lr:g})" if isinstance(lr, (int, float)) else ""
+        return f"lower lr{now}, or check the inputs for extreme values"
 
     def _after_evaluation(self, epoch: int, score: float | None) -> bool:
         o = self.options

@@ -42,10 +42,12 @@ def smoothed(vectors: torch.Tensor, graph: WalkGraph, hops: int) -> torch.Tensor
     deg = graph.out_degrees()  # (N,)
     values, strength = None, None
     if graph.cumweight is not None:  # P_vu = w_vu / out-strength(v), from the running sum
-        values = (graph.cumweight[1:] - graph.cumweight[:-1]).to(vectors.dtype)  # (E,) w
-        bounds = graph.cumweight.to(vectors.dtype)
-        strength = (bounds[graph.indptr[1:]] - bounds[graph.indptr[:-1]]).unsqueeze(1)  # (N, 1)
-        strength = strength.clamp(min=torch.finfo(vectors.dtype).tiny)
+        # Differences of the float64 running sum are taken in float64 and only then cast:
+        # cast first, a float32 sum past 2^24 total weight has lost the small weights' bits.
+        cum = graph.cumweight  # (E + 1,) float64
+        values = (cum[1:] - cum[:-1]).to(vectors.dtype)  # (E,) w
+        strength = (cum[graph.indptr[1:]] - cum[graph.indptr[:-1]]).to(vectors.dtype)  # (N,)
+        strength = strength.unsqueeze(1).clamp(min=torch.finfo(vectors.dtype).tiny)  # (N, 1)
     eids = torch.arange(graph.num_edges, device=deg.device)
     # rows = walk sources v, columns = their out-neighbours u: (P z)[v] = sum_u P_vu z[u]
     step = Adjacency(graph.indptr, graph.indices, eids, num_src=n, num_dst=n, values=values)

@@ -61,14 +61,23 @@ its learning rate follows the global progress (``done + W * walks seen by this w
 Workers step from nearly the same point at once, so their steps on a row that occurs in every
 step add up: on a 2k-node SBM where every row occurs in every batch two workers lost 8-10
 points of accuracy (0.72-0.74 against 0.82-0.83 with one worker). Such graphs (fewer nodes
-than one step's walk tokens) therefore train on one worker (:func:`hogwild_workers`). On
-larger graphs a row rarely occurs in two workers' steps at once, and each worker keeps the
-full cap ``SUM_LIMIT``; only where every row occurs in every step (a small graph forced onto
-several workers) does each take ``SUM_LIMIT / W``, so that together they stay at
-``SUM_LIMIT`` (:func:`hogwild_sum_limit`). ``SUM_LIMIT / W`` everywhere under-trained the
-rows that repeat within a step (20k-node SBM of ``benchmarks/node2vec.py``, two workers:
-macro-F1 0.770 and 0.770 with ``SUM_LIMIT / 2``, 0.778 and 0.776 with ``SUM_LIMIT``, 0.772
-with ``2 SUM_LIMIT``; gensim 0.779).
+than one step's walk tokens) therefore train on one worker (:func:`hogwild_workers`).
+
+The row cap holds across workers too. A hub (a node of degree 14k among 10k nodes, as in
+social graphs) or a popular noise node occurs in every step of every worker, so with the cap
+per worker alone ``W`` capped steps computed from the same point landed on it at once: ``W``
+times the bound, and on a 10k-node R-MAT graph (334k edges) two workers diverged to NaN at
+``lr = 0.03`` where one worker trained (loss 2.5); the 10k-node dense graph of
+``benchmarks/node2vec.py`` diverged with two workers at 0.05. So each worker counts, beside
+its own ``n_v`` occurrences of a row, the ``m_v`` that the other ``W - 1`` workers' steps are
+expected to hold at the same time, and steps along its sum divided by
+``max(1, (n_v + m_v) / R)`` (:func:`sparse_sgd`): the concurrent steps on a row add up to at
+most ``R`` times their mean, as one worker's do. ``m_v`` comes from the row's share of walk
+tokens (in-strength) and of noise draws (:meth:`SkipGram.concurrent_occurrences`), so a row
+seen rarely keeps its full step, and rows that repeat within one walk (p = 0.25 walks stepping
+back) keep theirs too, where dividing the cap by ``W`` for every row under-trained them
+(20k-node SBM of ``benchmarks/node2vec.py``, two workers: macro-F1 0.770 and 0.770 with
+``SUM_LIMIT / 2``, 0.778 and 0.776 with ``SUM_LIMIT``; gensim 0.779).
 With ``W = 1`` a seed gives the same tables on every run; with ``W > 1`` each worker's walks,
 windows and noise are still fixed by the seed, but the order in which the threads' row updates
 interleave is not, so the tables differ slightly from run to run (docs/history/node2vec.md
@@ -84,11 +93,13 @@ from __future__ import annotations
 
 import threading
 import typing
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
 import torch
 
+from graphflow.signals import join_threads
 from graphflow.walks.csr import WalkGraph
 from graphflow.walks.init import smoothed
 from graphflow.walks.negatives import UnigramTable
@@ -191,15 +202,27 @@ class SkipGram:
         self.noise = UnigramTable(freq)
         total = float(freq.sum())
         self.keep = keep_probability(freq / total if total > 0 else freq, settings.subsample)
+        # Each row's share of walk tokens (the walks' stationary visits go as in-strength)
+        # and of noise draws (strength^0.75), padding row 0: what another Hogwild worker's
+        # step is expected to hold of it (concurrent_occurrences).
+        noise = freq.clamp(min=0) ** 0.75
+        pad = torch.zeros(1, dtype=torch.float64, device=device)
+        self.token_share = torch.cat([freq / total if total > 0 else freq, pad]).float()
+        self.noise_share = torch.cat([noise / noise.sum().clamp(min=1e-300), pad]).float()
         self.matmul_dtype = matmul_dtype(settings.precision, device)
 
     def step(self, walks: torch.Tensor, lr: float, generator: torch.Generator | None = None,
-             sum_limit: float = SUM_LIMIT) -> tuple[torch.Tensor, torch.Tensor]:
+             sum_limit: float = SUM_LIMIT,
+             concurrent: tuple[torch.Tensor, torch.Tensor] | None = None
+             ) -> tuple[torch.Tensor, torch.Tensor]:
         """One update from a batch of walks (int64 (B, L), ``-1`` padding).
 
         :param generator: random source of this step (default: the model's); a Hogwild
             worker passes its own.
         :param sum_limit: a row's gradients add up to this many (see :func:`sparse_sgd`).
+        :param concurrent: float (N + 1,) occurrences of each input / output row expected in
+            the other Hogwild workers' steps at the same time (:meth:`concurrent_occurrences`);
+            they count towards the cap.
         :returns: ``(summed loss, number of positive pairs)`` as 0-d tensors on the device
             (summed by the caller, so that a GPU run does not wait for them every step).
         """
@@ -236,28 +259,34 @@ class SkipGram:
         grad = grad.to(mm)
         grad_e = torch.bmm(grad, x).view(-1, s.dim).float()  # (G*C, D)
         grad_x = torch.bmm(grad.transpose(1, 2), e).view(-1, s.dim).float()  # (G*(S+M), D)
-        sparse_sgd(self.emb, centers, grad_e, lr, sum_limit)
-        sparse_sgd(self.ctx, others, grad_x, lr, sum_limit)
+        busy_e, busy_x = concurrent if concurrent is not None else (None, None)
+        sparse_sgd(self.emb, centers, grad_e, lr, sum_limit, busy_e)
+        sparse_sgd(self.ctx, others, grad_x, lr, sum_limit, busy_x)
         return loss.detach(), n_pos.sum()
 
     def fit(self, walks: torch.Tensor, lr: float, done: int, total: int,
-            step_walks: int, workers: int = 1,
-            worker_threads: int = 1) -> tuple[torch.Tensor, torch.Tensor, int]:
+            step_walks: int, workers: int = 1, worker_threads: int = 1,
+            stop: Callable[[], object] | None = None) -> tuple[torch.Tensor, torch.Tensor, int]:
         """Train on ``walks`` (int64 (B, L)) ``step_walks`` at a time, the learning rate
         decaying with :func:`linear_lr` over ``total`` walks, of which ``done`` came before.
 
         With ``workers`` > 1 (CPU), the walks are cut into ``workers`` contiguous parts, each
         trained by its own thread (see "Hogwild workers" in the module docstring), each
-        thread with ``worker_threads`` intra-op threads.
+        thread with ``worker_threads`` intra-op threads. The threads have ended when this
+        returns or raises (also on a signal's ``Terminated``).
 
+        :param stop: asked before every step (by every worker); a true value ends training
+            of ``walks`` there (e.g. :func:`graphflow.signals.pending`: a safe point per step).
         :returns: ``(summed loss, positive pairs, done + B)``; the sums as 0-d device tensors.
         """
         if workers > 1 and self.device.type == "cpu" and walks.shape[0] > step_walks:
             return self._fit_hogwild(walks, lr, done, total, step_walks, workers,
-                                     worker_threads)
+                                     worker_threads, stop)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         pairs = torch.zeros((), dtype=torch.float64, device=self.device)
         for chunk in walks.split(step_walks):
+            if stop is not None and stop():
+                break
             step_loss, step_pairs = self.step(chunk, linear_lr(lr, done, total))
             loss_sum += step_loss
             pairs += step_pairs
@@ -265,8 +294,8 @@ class SkipGram:
         return loss_sum, pairs, done
 
     def _fit_hogwild(self, walks: torch.Tensor, lr: float, done: int, total: int,
-                     step_walks: int, workers: int,
-                     worker_threads: int) -> tuple[torch.Tensor, torch.Tensor, int]:
+                     step_walks: int, workers: int, worker_threads: int,
+                     stop: Callable[[], object] | None) -> tuple[torch.Tensor, torch.Tensor, int]:
         """:meth:`fit` on ``workers`` threads sharing the tables without locks."""
         parts = walks.tensor_split(workers)  # contiguous (B_w, L) parts
         # One generator per part, seeded from one draw of the model's: the noise and windows
@@ -275,7 +304,9 @@ class SkipGram:
                               device=self.device).tolist()
         results: list[tuple[torch.Tensor, torch.Tensor] | BaseException | None] = \
             [None] * workers
-        limit = hogwild_sum_limit(workers, self.num_nodes, step_walks * walks.shape[1])
+        tokens = float((walks >= 0).sum()) / walks.shape[0] * step_walks  # per step
+        concurrent = self.concurrent_occurrences(tokens, walks.shape[1], step_walks,
+                                                 workers - 1)
 
         def work(w: int) -> None:
             try:
@@ -285,9 +316,11 @@ class SkipGram:
                 pairs = torch.zeros((), dtype=torch.float64)
                 seen = 0
                 for chunk in parts[w].split(step_walks):
+                    if halt.is_set() or (stop is not None and stop()):
+                        break
                     # Global progress, as the workers advance side by side (word2vec's decay).
                     rate = linear_lr(lr, done + seen * workers, total)
-                    step_loss, step_pairs = self.step(chunk, rate, gen, limit)
+                    step_loss, step_pairs = self.step(chunk, rate, gen, SUM_LIMIT, concurrent)
                     loss_sum += step_loss
                     pairs += step_pairs
                     seen += chunk.shape[0]
@@ -295,12 +328,17 @@ class SkipGram:
             except BaseException as exc:  # raised in the caller below
                 results[w] = exc
 
+        halt = threading.Event()  # the caller is leaving (an exception, a signal): stop now
         threads = [threading.Thread(target=work, args=(w,), daemon=True,
                                     name=f"graphflow-skipgram-{w}") for w in range(workers)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
+        try:
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+        finally:  # a thread left inside a torch kernel at exit aborts the process
+            halt.set()
+            join_threads([t for t in threads if t.ident is not None])
         loss_sum = torch.zeros((), dtype=torch.float64)
         pairs = torch.zeros((), dtype=torch.float64)
         for result in results:
@@ -310,6 +348,24 @@ class SkipGram:
             loss_sum += result[0]
             pairs += result[1]
         return loss_sum, pairs, done + walks.shape[0]
+
+    def concurrent_occurrences(self, tokens: float, length: int, step_walks: int,
+                               others: int) -> tuple[torch.Tensor, torch.Tensor]:
+        """Occurrences of each row expected in ``others`` other workers' concurrent steps of
+        ``step_walks`` walks of at most ``length`` nodes holding ``tokens`` nodes: as a
+        center (input table) ``tokens * share``; as context and noise (output table) the
+        context columns' ``tokens (1 + 2w / C)`` (``tokens`` when a walk is one block) times
+        ``share`` plus ``blocks * M`` noise draws times the noise share.
+
+        :returns: float (N + 1,) for the input table and for the output table.
+        """
+        s = self.settings
+        blocks = step_walks * -(-length // s.chunk)
+        context = tokens if length <= s.chunk else tokens * (1 + 2 * s.window / s.chunk)
+        busy_e = self.token_share * (others * tokens)  # (N + 1,)
+        busy_x = self.token_share * (others * context) \
+            + self.noise_share * (others * blocks * s.noise_per_block())  # (N + 1,)
+        return busy_e, busy_x
 
     def embeddings(self, readout: Readout = "input") -> torch.Tensor:
         """float32 (N, D) node vectors on the CPU: the input vectors (``"input"``, word2vec's
@@ -352,18 +408,25 @@ def matmul_dtype(precision: str, device: torch.device) -> torch.dtype:
 
 
 def sparse_sgd(param: torch.Tensor, index: torch.Tensor, grad: torch.Tensor, lr: float,
-               sum_limit: float = SUM_LIMIT) -> None:
+               sum_limit: float = SUM_LIMIT, concurrent: torch.Tensor | None = None) -> None:
     """SGD on the rows ``index`` of ``param`` (N, D) (see "Sparse updates" above).
 
-    A row with ``n`` gradients steps along their sum divided by ``max(1, n / sum_limit)``.
+    A row with ``n`` gradients steps along their sum divided by ``max(1, n / sum_limit)``,
+    or, with ``concurrent`` (Hogwild workers), by ``max(1, (n + m) / sum_limit)`` where ``m``
+    is the row's expected occurrences in the other workers' steps at the same time, so that
+    the steps that land on a row at once add up to at most ``sum_limit`` times their mean.
 
     :param index: int64 (R,) row of each gradient (repeats allowed).
     :param grad: float (R, D) one gradient row per entry of ``index``.
+    :param concurrent: float (N,) ``m`` per row of ``param``, or None (one worker).
     """
     rows, inverse, counts = torch.unique(index, return_inverse=True, return_counts=True)  # (U,)
     g = torch.zeros(rows.numel(), param.shape[1], dtype=param.dtype, device=param.device)
     g.index_add_(0, inverse, grad)  # (U, D) summed per row
-    scale = (counts.to(g.dtype) / sum_limit).clamp_(min=1.0)  # (U,)
+    load = counts.to(g.dtype)  # (U,)
+    if concurrent is not None:
+        load = load + concurrent.index_select(0, rows)
+    scale = (load / sum_limit).clamp_(min=1.0)  # (U,)
     param.index_add_(0, rows, g / scale[:, None], alpha=-lr)
 
 
@@ -375,13 +438,6 @@ def hogwild_workers(planned: int, num_nodes: int, step_tokens: int, *,
     if planned > 1 and not forced and num_nodes < step_tokens:
         return 1
     return max(1, planned)
-
-
-def hogwild_sum_limit(workers: int, num_nodes: int, step_tokens: int) -> float:
-    """Each Hogwild worker's cap on a row's summed gradients: ``SUM_LIMIT``, or
-    ``SUM_LIMIT / workers`` when the graph has fewer nodes than one step's walk tokens (every
-    row then occurs in every worker's step, and their steps pile up on it)."""
-    return SUM_LIMIT / workers if num_nodes < step_tokens else SUM_LIMIT
 
 
 def linear_lr(lr: float, done: int, total: int) -> float:

@@ -5,16 +5,20 @@ from __future__ import annotations
 import dataclasses
 import time
 from dataclasses import dataclass
-from typing import Literal
+from pathlib import Path
+from typing import Any, Literal
 
 import torch
 
-from graphflow import cores
+from graphflow import cores, signals
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
+from graphflow.train import checkpoint as ckpt
+from graphflow.train import finite
+from graphflow.train.loop import stage_files
 from graphflow.walks.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
                                       SkipGramSettings, hogwild_workers, linear_lr)
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
@@ -155,31 +159,56 @@ class SkipGramTask(Task):
             model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen,
                              graph=walks_data.graph)
         total = o.epochs * n * walk_opts.walks_per_node  # walks in the whole run
-        done = 0
-        walk_seconds = train_seconds = 0.0
+        state_path = stage_files(ctx)[1]
+        kept = {k: v for k, v in _jsonable(o).items() if k not in RESUME_MAY_CHANGE}
+        meta = {"task": self.name, "nodes": n, "options": kept,
+                "sampler": getattr(sampler, "name", None), "walks": _jsonable(walk_opts)}
+        run = _Progress()
+        if ctx.resume:
+            run = self._resume(ctx, state_path, meta, model, gen, run)
+        fix = f"lower lr (now {lr0:g}){', or set workers = 1' if workers > 1 else ''}"
         loss = float("nan")
-        for epoch in range(1, o.epochs + 1):
-            starts = torch.arange(n, device=device).repeat(walk_opts.walks_per_node)
-            starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
-            loss_sum = torch.zeros((), dtype=torch.float64, device=device)
-            pairs = torch.zeros((), dtype=torch.float64, device=device)
-            batches = starts.split(walk_opts.batch_size)
-            for batch in ctx.progress(batches, desc=f"skipgram epoch {epoch}", unit="batch"):
-                t0 = time.perf_counter()
-                walks = sampler.sample(walks_data, batch, generator=gen)  # (B, L+1)
-                _sync(device)
-                t1 = time.perf_counter()
-                walk_seconds += t1 - t0
-                with intra_op_threads(threads):
-                    step_loss, step_pairs, done = model.fit(walks, lr0, done, total, step_walks,
-                                                            workers=workers,
-                                                            worker_threads=threads)
-                loss_sum += step_loss
-                pairs += step_pairs
-                _sync(device)
-                train_seconds += time.perf_counter() - t1
-            loss = float(loss_sum / pairs.clamp(min=1))
-            ctx.log_epoch(epoch, loss=loss, lr=linear_lr(lr0, done, total))
+        with signals.deferred():  # a signal stops training at the next step, its state saved
+            try:
+                for epoch in range(run.epoch, o.epochs + 1):
+                    if run.starts is None or epoch != run.epoch:  # a fresh epoch
+                        starts = torch.arange(n, device=device).repeat(walk_opts.walks_per_node)
+                        starts = starts[torch.randperm(starts.numel(), generator=gen,
+                                                       device=device)]
+                        run.epoch, run.batch, run.starts = epoch, 0, starts
+                    batches = run.starts.split(walk_opts.batch_size)
+                    for b in ctx.progress(range(run.batch, len(batches)),
+                                          desc=f"skipgram epoch {epoch}", unit="batch",
+                                          total=len(batches) - run.batch):
+                        run.batch, run.rng = b, gen.get_state()  # what a resume redoes
+                        t0 = time.perf_counter()
+                        walks = sampler.sample(walks_data, batches[b], generator=gen)  # (B, L+1)
+                        _sync(device)
+                        t1 = time.perf_counter()
+                        run.walk_seconds += t1 - t0
+                        with intra_op_threads(threads):
+                            step_loss, step_pairs, done = model.fit(
+                                walks, lr0, run.done, total, step_walks, workers=workers,
+                                worker_threads=threads, stop=signals.pending)
+                        _sync(device)
+                        run.train_seconds += time.perf_counter() - t1
+                        signals.safe_point()  # stopped inside fit: save (below) and stop
+                        finite.check_loss(float(step_loss), "skip-gram loss", epoch=epoch,
+                                          where=f"walk batch {b + 1} of {len(batches)}", fix=fix)
+                        run.loss_sum += float(step_loss)
+                        run.pairs += float(step_pairs)
+                        run.done = done
+                    loss = run.loss_sum / max(run.pairs, 1.0)
+                    ctx.log_epoch(epoch, loss=loss, lr=linear_lr(lr0, run.done, total))
+                    run.loss_sum = run.pairs = 0.0
+                    run.starts = None
+            except signals.Terminated:
+                self._save_state(ctx, state_path, meta, model, run)
+                raise
+        walk_seconds, train_seconds = run.walk_seconds, run.train_seconds
+        finite.check_output(model.emb[:n], "skip-gram embeddings", fix=fix)
+        finite.check_output(model.ctx[:n], "skip-gram output vectors", fix=fix)
+        state_path.unlink(missing_ok=True)  # finished: nothing left to resume
         ctx.artifacts.embeddings = model.embeddings(o.readout)
         ctx.log_metrics(skipgram_loss=loss, walk_seconds=walk_seconds,
                         train_seconds=train_seconds)
@@ -194,6 +223,74 @@ class SkipGramTask(Task):
             else:
                 ctx.info("skipgram eval: the graph has no labels and no edges were held out; "
                          "nothing to evaluate")
+
+    def _save_state(self, ctx: RunContext, path: Path, meta: dict[str, Any], model: SkipGram,
+                    run: _Progress) -> None:
+        """Write what ``--resume`` continues from: the tables as they are, and the walk
+        batch that was interrupted (redone from its start on resume)."""
+        section = ctx.stage.section if ctx.stage else "train"
+        name = signals.signal_name(signals.pending() or 0)
+        if run.starts is None or run.rng is None:  # before the first batch: nothing to keep
+            return
+        ckpt.save(path, {"meta": meta, "emb": model.emb, "ctx": model.ctx,
+                         **dataclasses.asdict(run)})
+        ctx.info(f"[{section}] {name}: skip-gram stopped in epoch {run.epoch}, walk batch "
+                 f"{run.batch + 1}; graphflow run --resume continues from {path}")
+
+    def _resume(self, ctx: RunContext, path: Path, meta: dict[str, Any], model: SkipGram,
+                gen: torch.Generator, run: _Progress) -> _Progress:
+        section = ctx.stage.section if ctx.stage else "train"
+        if not path.exists():
+            ctx.info(f"[{section}] no {path.name} in {ctx.out_dir}: training skip-gram from "
+                     f"the start")
+            return run
+        state = ckpt.load(path)
+        if state.get("meta") != meta:
+            saved = state.get("meta") or {}
+            changed = sorted(k for k in set(saved) | set(meta) if saved.get(k) != meta.get(k))
+            raise ConfigError(f"[{section}] cannot resume from {path}: the pipeline changed "
+                              f"({', '.join(changed) or 'not a skip-gram state'}); run without "
+                              f"--resume, or restore the settings")
+        model.emb.copy_(state["emb"].to(model.emb.device))
+        model.ctx.copy_(state["ctx"].to(model.ctx.device))
+        fields = {f.name for f in dataclasses.fields(_Progress)}
+        run = _Progress(**{k: v for k, v in state.items() if k in fields})
+        run.starts = run.starts.to(model.device)
+        gen.set_state(run.rng)
+        ctx.info(f"[{section}] resuming skip-gram in epoch {run.epoch} at walk batch "
+                 f"{run.batch + 1}")
+        return run
+
+
+RESUME_MAY_CHANGE = ("epochs", "eval", "eval_train_fraction", "workers", "threads")
+"""Options a ``--resume`` may change (they shape neither the tables nor the walks)."""
+
+
+@dataclass
+class _Progress:
+    """Where a skip-gram run stands (saved on a signal, restored by ``--resume``).
+
+    :ivar batch: the walk batch being trained (a resume walks and trains it again whole).
+    :ivar rng: the generator's state before that batch's walks. :ivar starts: the epoch's
+        start nodes in their shuffled order. :ivar done: walks trained before that batch.
+    """
+
+    epoch: int = 1
+    batch: int = 0
+    done: int = 0
+    rng: torch.Tensor | None = None
+    starts: torch.Tensor | None = None
+    loss_sum: float = 0.0
+    pairs: float = 0.0
+    walk_seconds: float = 0.0
+    train_seconds: float = 0.0
+
+
+def _jsonable(options: Any) -> dict[str, Any]:
+    """Options as plain data, compared on ``--resume``."""
+    values = dataclasses.asdict(options) if dataclasses.is_dataclass(options) else {}
+    return {k: v if isinstance(v, (int, float, str, bool, type(None))) else str(v)
+            for k, v in values.items()}
 
 
 def _sync(device: torch.device) -> None:

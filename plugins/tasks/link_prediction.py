@@ -22,6 +22,7 @@ from graphflow.options import option
 from graphflow.sampling.edges import EdgeBatches, reverse_edge_ids
 from graphflow.sampling.sampler import MinibatchSampler
 from graphflow.sparse import Adjacency
+from graphflow.train import finite
 from graphflow.train.node import Stepper
 from graphflow.train.task import SupervisedOptions, SupervisedTask, check_positive
 
@@ -214,6 +215,7 @@ class LinkPrediction(SupervisedTask):
     def _finish(self, ctx: RunContext, data: GraphData, model: LinkModel, h: torch.Tensor,
                 split: LinkSplit, best_epoch: int, rank_seed: int) -> dict[str, float]:
         o = self.options
+        finite.check_output(h, "embeddings", fix="lower lr")  # before any artifact
         figures: dict[str, float] = {}
         parts = []
         for code, name in enumerate(("val", "test")):

@@ -15,6 +15,7 @@ from graphflow.distributed.dist_train import DistMiniBatches, remote_features
 from graphflow.options import option
 from graphflow.sparse import Adjacency
 from graphflow.sparsity import hold_masks, masked_layers
+from graphflow.train import finite
 from graphflow.train.inputs import Targets, node_targets
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
 from graphflow.train.restore import restore_model
@@ -183,6 +184,7 @@ class NodeClassification(SupervisedTask):
     def _finish(self, ctx: RunContext, model: torch.nn.Module, logits: torch.Tensor,
                 objective: Objective, targets: Targets, best_epoch: int,
                 model_info: dict[str, Any]) -> dict[str, float]:
+        finite.check_output(logits, "logits", fix="lower lr")  # before any artifact
         figures: dict[str, float] = {}
         for split, ids in targets.splits.items():
             report = objective.report(logits[ids], targets.labels[ids])

@@ -52,6 +52,20 @@ def test_weighted_graph_steps_by_the_walk_s_transition_probabilities():
     assert torch.allclose(got, reference(r, src, dst, n, 3, weight=w), atol=1e-12)
 
 
+def test_float32_vectors_keep_small_weights_exact_past_2_24_total_weight():
+    # The first edge in CSR order weighs 2^25: a float32 running sum past it is spaced 4
+    # apart, so weights 1..13 taken as float32 differences would come out as 0 or 4.
+    src, dst, n = graph_edges()
+    w = torch.arange(1, src.numel() + 1, dtype=torch.float64)
+    w[0] = 2.0**25
+    assert w.sum() > 2**24
+    r = torch.rand(n, 4, generator=torch.Generator().manual_seed(5)) - 0.5  # float32
+    got = smoothed(r, from_edges(src, dst, n, weight=w), 3)
+    want = reference(r.double(), src, dst, n, 3, weight=w)
+    assert got.dtype == torch.float32
+    assert torch.allclose(got.double(), want, atol=1e-5)
+
+
 def test_zero_hops_and_a_graph_without_edges_leave_the_vectors_as_they_are():
     r = torch.rand(5, 3, generator=torch.Generator().manual_seed(2))
     empty = from_edges(torch.zeros(0, dtype=torch.int64), torch.zeros(0, dtype=torch.int64), 5)

@@ -234,12 +234,30 @@ def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
     assert hogwild_workers(2, 2_000, 64 * 81, forced=True) == 2
 
 
-def test_hogwild_workers_share_the_row_cap_only_where_every_row_is_in_every_step():
-    from graphflow.walks.skipgram import SUM_LIMIT, hogwild_sum_limit
-
-    assert hogwild_sum_limit(2, 20_000, 64 * 81) == SUM_LIMIT  # rows rarely meet: full cap
-    assert hogwild_sum_limit(2, 2_000, 64 * 81) == SUM_LIMIT / 2  # forced small graph
-    assert hogwild_sum_limit(4, 16, 16 * 11) == SUM_LIMIT / 4
+def test_hogwild_workers_count_the_other_workers_expected_occurrences_in_the_row_cap():
+    """A row's cap holds across workers: ``max(1, (n + m) / R)`` with ``m`` its expected
+    occurrences in the other workers' concurrent steps, from its token and noise shares."""
+    graph = two_cliques()
+    n = graph.num_nodes
+    model = SkipGram(n, SkipGramSettings(dim=4, window=2, chunk=8, init_hops=0),
+                     graph.in_strength(), CPU, torch.Generator().manual_seed(0))
+    share = graph.in_strength().double() / graph.in_strength().double().sum()
+    noise = graph.in_strength().double() ** 0.75
+    noise = noise / noise.sum()
+    busy_e, busy_x = model.concurrent_occurrences(60.0, 6, 10, 1)  # walks of one block
+    assert busy_e.shape == (n + 1,) and float(busy_e[n]) == float(busy_x[n]) == 0.0
+    assert torch.allclose(busy_e[:n].double(), 60 * share, rtol=1e-6)
+    m = model.settings.noise_per_block()
+    assert torch.allclose(busy_x[:n].double(), 60 * share + 10 * m * noise, rtol=1e-6)
+    busy_e3, busy_x3 = model.concurrent_occurrences(200.0, 20, 10, 3)  # 3 others, 3 blocks
+    assert torch.allclose(busy_e3[:n].double(), 3 * 200 * share, rtol=1e-6)
+    assert torch.allclose(busy_x3[:n].double(),
+                          3 * 200 * (1 + 2 * 2 / 8) * share + 3 * 30 * m * noise, rtol=1e-6)
+    # The rule itself: 3 gradients of 1 with 3 expected elsewhere step 3 * 4 / 6 = 2.
+    param = torch.zeros(2, 1)
+    sparse_sgd(param, torch.tensor([0, 0, 0, 1]), torch.ones(4, 1), lr=1.0, sum_limit=4,
+               concurrent=torch.tensor([3.0, 0.0]))
+    assert param.flatten().tolist() == [-2.0, -1.0]
 
 
 def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
@@ -287,3 +305,26 @@ def test_readouts_are_the_input_vectors_or_input_plus_output():
     assert not torch.equal(model.embeddings("sum"), model.embeddings("input"))
     with pytest.raises(ValueError, match=r"readout = 'both': must be one of input, sum"):
         model.embeddings("both")
+
+
+def test_two_hogwild_workers_stay_stable_on_hubs_where_a_per_worker_cap_diverged():
+    """An R-MAT graph with hubs (max degree 7227 of 3000 nodes) that every step of both
+    workers touches. With the row cap per worker alone, lr = 0.05 blew up (mean loss per pair
+    66.4 and 64.0 for seeds 0 and 1, float32 products); with the cap across workers it trains
+    (2.72 for both; untrained 4.16)."""
+    from graphflow.generate import rmat
+
+    data = rmat(3000, 100_000, seed=0)
+    keep = data.src != data.dst
+    src, dst = data.src[keep], data.dst[keep]
+    graph = from_edges(torch.cat([src, dst]), torch.cat([dst, src]), 3000)
+    assert int(graph.out_degrees().max()) > 3000  # hubs
+    gen = torch.Generator().manual_seed(0)
+    starts = torch.arange(3000).repeat(4)
+    walks = random_walks(graph, starts[torch.randperm(12000, generator=gen)], 40, p=0.25,
+                         q=4.0, generator=gen)  # (12000, 41)
+    model = SkipGram(3000, SkipGramSettings(precision="float32"), graph.in_strength(), CPU,
+                     torch.Generator().manual_seed(0), graph=graph)
+    loss, pairs, _ = model.fit(walks, 0.05, 0, walks.shape[0], step_walks=64, workers=2)
+    assert torch.isfinite(model.emb).all() and torch.isfinite(model.ctx).all()
+    assert float(loss / pairs) < 3.2

@@ -151,3 +151,62 @@ def test_skipgram_without_sample_section_is_refused_at_validation(run_toml):
 def test_bad_skipgram_options(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):
         run_toml(SBM, [override])
+
+
+HUBS = """
+[pipeline]
+name = "hubs"
+seed = 0
+device = "cpu"
+[load]
+type = "synthetic"
+kind = "powerlaw"       # R-MAT: hubs that every step of every Hogwild worker touches
+nodes = 3000
+edges = 30000
+features = 0
+[sample]
+type = "node2vec"
+p = 0.25
+q = 4.0
+walk_length = 20
+walks_per_node = 2
+[train]
+type = "skipgram"
+dim = 16
+window = 5
+workers = 2
+lr = {lr}
+[[export]]
+type = "parquet"
+what = "embeddings"
+"""
+
+
+def test_two_hogwild_workers_at_a_diverging_rate_fail_cleanly_and_write_no_nan(cli, tmp_path):
+    """lr = 5 with two workers diverges (before the cross-worker row cap at 0.03 already did
+    on a 10k-node R-MAT graph, docs/node2vec.md): the run fails in one line naming the stage,
+    the epoch and the fix, records status failed, exits 1, and exports nothing."""
+    path = tmp_path / "p.toml"
+    path.write_text(HUBS.format(lr=5.0))
+    out = tmp_path / "out"
+    code, _, err = cli("run", path, "--out-dir", out, "--quiet")
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert code == 1 and len(lines) == 1, err
+    assert lines[0].startswith("graphflow: error: [train] skipgram: the skip-gram ")
+    assert "at epoch 1" in lines[0] and "lower lr (now 5), or set workers = 1" in lines[0]
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "failed" and "NumericalError" in record["error"]
+    assert not list(out.glob("*.parquet")) and "skipgram_loss" not in record["metrics"]
+
+
+def test_two_hogwild_workers_at_the_default_rate_train_finite_embeddings(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(HUBS.format(lr=0.03))
+    out = tmp_path / "out"
+    code, _, err = cli("run", path, "--out-dir", out, "--quiet")
+    assert code == 0, err
+    record = json.loads((out / "run.json").read_text())
+    assert record["status"] == "ok" and record["metrics"]["skipgram_loss"] < 4.0  # untrained 4.16
+    table = pq.read_table(out / "embeddings.parquet")
+    assert table.num_rows == 3000
+    assert np.isfinite(np.array(table.column("embedding").to_pylist())).all()

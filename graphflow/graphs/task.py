@@ -43,6 +43,7 @@ from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
 from graphflow.options import option
 from graphflow.sparse import Adjacency
+from graphflow.train import finite
 from graphflow.train.loop import stage_files
 from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
                                   options_record)
@@ -330,6 +331,8 @@ class GraphTask(SupervisedTask):
 
     def _set_artifacts(self, ctx: RunContext, inputs: Inputs, model: GraphModel,
                        scores: torch.Tensor, emb: torch.Tensor, section: str) -> None:
+        finite.check_output(scores, "graph logits", fix="lower lr")  # before any artifact
+        finite.check_output(emb, "graph embeddings", fix="lower lr")
         a = ctx.artifacts
         a.logits = scores.cpu()
         a.predictions = inputs.objective.predict(scores).cpu()

@@ -59,6 +59,15 @@ WEIGHTS = {"edgelist": 13, "parquet": 13, "mat": 13, "networkx": 13, "dgl": 13,
 CHUNK = 650
 RESTARTS = 20
 """Crashes or hangs after which a chunk gives up on the rest of its cases."""
+HANG_GRACE = 10.0
+"""Seconds past ``1.5 * bound`` after which a case still running is killed as a hang."""
+
+
+def chunk_argv(component: str, size: int, seed: int, skip: int, bound: float,
+               log: Path) -> list[str]:
+    """The command of one chunk process (cases ``skip..size-1``)."""
+    return [sys.executable, __file__, "--chunk", component, str(size), str(seed), str(skip),
+            str(bound), str(log)]
 
 
 def fuzz_chunk(component: str, size: int, seed: int, skip: int, bound: float,
@@ -71,6 +80,7 @@ def fuzz_chunk(component: str, size: int, seed: int, skip: int, bound: float,
     from fuzzing.sequence import digest, generate
 
     faulthandler.enable()
+    _exit_with_parent()
     root = Path(tempfile.mkdtemp(prefix=f"graphflow-fuzz-{component}-"))
     warm = root / "warm"  # imports and the first host outside the clock of any case
     run_case(Case("warm", {}, b'[load]\ntype = "synthetic"\nnodes = 20\n'), warm, bound=600)
@@ -99,6 +109,21 @@ def fuzz_chunk(component: str, size: int, seed: int, skip: int, bound: float,
         shutil.rmtree(root, ignore_errors=True)
 
 
+def _exit_with_parent() -> None:
+    """End this chunk process when the run that started it ends (it runs in a session of
+    its own, so that a hang can be killed with its children, and would outlive it)."""
+    import threading
+
+    parent = os.getppid()
+
+    def watch() -> None:
+        while os.getppid() == parent:
+            time.sleep(1.0)
+        os._exit(3)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def replay_command(fingerprint: str) -> str:
     return f"python benchmarks/fuzz.py --replay {fingerprint}"
 
@@ -117,8 +142,7 @@ def run_chunk(component: str, size: int, seed: int, bound: float) -> dict:
     for _ in range(RESTARTS):
         with tempfile.NamedTemporaryFile(suffix=".jsonl", delete=False) as fh:
             log = Path(fh.name)
-        proc = subprocess.Popen([sys.executable, __file__, "--chunk", component, str(size),
-                                 str(seed), str(skip), str(bound), str(log)],
+        proc = subprocess.Popen(chunk_argv(component, size, seed, skip, bound, log),
                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                                 text=True, start_new_session=True)
         pending, since, hung, done = None, time.monotonic(), False, 0
@@ -146,7 +170,7 @@ def run_chunk(component: str, size: int, seed: int, bound: float) -> dict:
                                        f"{replay_command(fp)}")
                 if code is not None:
                     break
-                if pending is not None and time.monotonic() - since > 1.5 * bound + 10:
+                if pending is not None and time.monotonic() - since > 1.5 * bound + HANG_GRACE:
                     os.killpg(proc.pid, signal.SIGKILL)  # its own session: the chunk only
                     proc.wait()
                     hung = True
@@ -164,7 +188,7 @@ def run_chunk(component: str, size: int, seed: int, bound: float) -> dict:
         # The case it had started killed it, or hung in native code: a failure.
         fp = Fingerprint(component, seed, size, pending["start"], pending["digest"])
         stats.update(tried=1, failed=1, **({"hangs": 1} if hung else {"crashes": 1}))
-        what = f"hang (killed after {1.5 * bound + 10:.0f}s)" if hung else \
+        what = f"hang (killed after {1.5 * bound + HANG_GRACE:.0f}s)" if hung else \
             f"crash (exit {proc.returncode})"
         tail = "\n".join(stderr.strip().splitlines()[:3])
         reports.append(f"{what}\n  fingerprint {fp}: {replay_command(fp)}\n  {tail}")
@@ -219,6 +243,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--bound", type=float, default=20.0, help="seconds per input (a hang)")
     p.add_argument("--components", default=",".join(WEIGHTS))
     p.add_argument("--show", type=int, default=3, help="failures printed per component")
+    p.add_argument("--minutes", type=float, default=0,
+                   help="start no chunk after this many minutes (0: no bound); the summary "
+                        "counts the inputs that ran")
     p.add_argument("--replay", metavar="FINGERPRINT", help="run one case again, as printed")
     p.add_argument("--keep", type=Path, help="with --replay: write the case into this folder")
     p.add_argument("--list", metavar="COMPONENT",
@@ -238,10 +265,16 @@ def main(argv: list[str] | None = None) -> int:
     jobs = []
     for component, n in counts.items():
         for k, first in enumerate(range(0, n, CHUNK)):
-            jobs.append((component, min(CHUNK, n - first), args.seed * 1000 + k, args.bound))
+            jobs.append((k, component, min(CHUNK, n - first), args.seed * 1000 + k, args.bound))
+    jobs = [job[1:] for job in sorted(jobs, key=lambda job: job[0])]  # components interleaved
     print(f"fuzzing {sum(counts.values())} inputs over {len(counts)} components in "
-          f"{len(jobs)} chunks, {args.workers} workers, {args.bound:g}s bound per input",
+          f"{len(jobs)} chunks, {args.workers} workers, {args.bound:g}s bound per input"
+          + (f", no chunk started after {args.minutes:g} min" if args.minutes else ""),
           flush=True)
+    deadline = time.monotonic() + args.minutes * 60 if args.minutes else float("inf")
+
+    def bounded(*job):
+        return run_chunk(*job) if time.monotonic() < deadline else None
     totals: dict[str, Counter] = {c: Counter() for c in counts}
     failures: dict[str, list[str]] = {c: [] for c in counts}
     kinds: dict[str, Counter] = {c: Counter() for c in counts}
@@ -250,9 +283,13 @@ def main(argv: list[str] | None = None) -> int:
     fingerprints: list[str] = []
     start = time.perf_counter()
     with ThreadPoolExecutor(args.workers) as pool:
-        futures = {pool.submit(run_chunk, *job): job for job in jobs}
+        futures = {pool.submit(bounded, *job): job for job in jobs}
+        skipped = 0
         for future in as_completed(futures):
             result = future.result()
+            if result is None:
+                skipped += futures[future][1]
+                continue
             component = result["component"]
             totals[component].update(result["stats"])
             distinct[component].update(result["digests"]["distinct"])
@@ -266,6 +303,8 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {component}: chunk of {result['stats'].get('tried', 0)} done in "
                   f"{result['seconds']:.0f}s", flush=True)
     wall = time.perf_counter() - start
+    if skipped:
+        print(f"stopped at the {args.minutes:g}-minute bound: {skipped} planned inputs not run")
 
     print(f"\n{'component':<12} {'tried':>6} {'distinct':>8} {'rejected':>8} {'failed':>6} "
           f"{'tracebacks':>10} {'hangs':>5} {'crashes':>7}  exit codes")
@@ -286,7 +325,7 @@ def main(argv: list[str] | None = None) -> int:
         "tracebacks": sum(t["tracebacks"] for t in totals.values()),
         "hangs": sum(t["hangs"] for t in totals.values()),
         "crashes": sum(t["crashes"] for t in totals.values()),
-        "seconds": round(wall, 1), "inputs_per_second": round(
+        "planned": sum(counts.values()), "seconds": round(wall, 1), "inputs_per_second": round(
             sum(t["tried"] for t in totals.values()) / max(wall, 1e-9), 1),
         "workers": args.workers, "seed": args.seed,
         "inputs_sha256": hashlib.sha256("\n".join(sorted(fingerprints)).encode()).hexdigest(),

@@ -47,7 +47,8 @@ def check_npz(path: Path, *, max_bytes: int = MAX_BYTES) -> dict[str, tuple[np.d
                 raise DataError(f"{path}: its arrays inflate to {total} bytes, past the "
                                 f"{max_bytes}-byte bound of one .npz file")
             for info in infos:
-                members[_name(path, info)] = _header(path, archive, info)
+                name = _name(path, info)
+                members[name] = _header(path, archive, info)
     except DataError:
         raise
     except (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, OSError,

@@ -77,7 +77,7 @@ def fuzz_chunk(component: str, size: int, seed: int, skip: int, bound: float,
     import faulthandler
 
     from fuzzing import Case, run_case
-    from fuzzing.sequence import digest, generate
+    from fuzzing.sequence import digest, generate, same_random_state
 
     faulthandler.enable()
     _exit_with_parent()
@@ -94,7 +94,8 @@ def fuzz_chunk(component: str, size: int, seed: int, skip: int, bound: float,
         out.flush()
         folder = Path(tempfile.mkdtemp(dir=root))
         try:
-            o = run_case(case, folder, bound=bound)
+            with same_random_state():
+                o = run_case(case, folder, bound=bound)
         finally:
             shutil.rmtree(folder, ignore_errors=True)
         out.write(json.dumps({"index": index, "digest": key, "code": o.code, "hung": o.hung,

@@ -38,6 +38,23 @@ def _dgl_with_short_ids() -> bytes:
         return path.read_bytes()
 
 
+def _dgl_with_string_id_offsets_past_the_bytes() -> bytes:
+    import tempfile
+    from pathlib import Path
+
+    import torch
+
+    from graphflow.compat.dgl import dgl
+    from graphflow.io.dglfile import IDS_BYTES, IDS_OFFSETS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "g.bin"
+        g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])))
+        dgl.save_graphs(str(path), [g], {IDS_OFFSETS: torch.tensor([0, 5, 2]),
+                                         IDS_BYTES: torch.tensor([97, 98], dtype=torch.uint8)})
+        return path.read_bytes()
+
+
 def _mat() -> bytes:
     import scipy.io
     import scipy.sparse as sp
@@ -114,6 +131,12 @@ CASES = {
         {"g.bin": _dgl_with_short_ids()}, _load({"type": "dgl", "path": "g.bin"}),
         r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
         r"\(ValueError: 2 node ids for 3 nodes\); export the graph again"),
+    "DGL string ids whose offsets run past their bytes (Arrow read out of bounds)": (
+        {"g.bin": _dgl_with_string_id_offsets_past_the_bytes()},
+        (HEAD + section("load", {"type": "dgl", "path": "g.bin"}) +
+         section("export", {"type": "parquet", "what": "graph"}, array=True)).encode(),
+        r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
+        r"\(ArrowInvalid: "),
     ".mat weight beyond float32 (was a RuntimeWarning line, then inf weights)": (
         {"g.mat": _mat_huge_weight()}, _load({"type": "mat", "path": "g.mat", "labels": ""}),
         r"g.mat: 'network'\[0, 1\] = 1e\+300 is not a finite float32 edge weight"),

@@ -124,13 +124,13 @@ _PIPELINE_PREFIX = re.compile(r"^\S*pipeline\.toml(?P<line>:\d+)?: *")
 def names_one(message: str, names: tuple[str, ...]) -> bool:
     """Whether ``message`` names one of ``names`` as a word (case-insensitive), once the
     pipeline file's path that starts every configuration error is taken off: that prefix
-    alone names nothing. A line (``pipeline.toml:LINE:``, ``... (at line 4, column 17)``:
-    a TOML syntax error) is enough."""
+    alone names nothing. A place in the file (``pipeline.toml:LINE:``, ``(at line 4, column
+    17)``, ``(at end of document)``: a TOML syntax error) is enough."""
     match = _PIPELINE_PREFIX.match(message)
     if match and match.group("line"):
         return True
     rest = message[match.end():] if match else message
-    if match and re.search(r"\bline \d+", rest):
+    if match and re.search(r"\bline \d+|\bend of document\b", rest):
         return True
     return any(re.search(_word(n), rest, re.I) for n in names if n)
 

@@ -186,7 +186,7 @@ def _assignment(draw: st.DrawFn) -> tuple[str, list[str]]:
         st.text(max_size=6)))
     text = dotted + ("" if draw(st.integers(0, 14)) == 0 else "=") + value
     names = [part.strip() for part in dotted.split(".") if part.strip()]
-    return text, names + [text.strip()] if text.strip() else names + ["--set"]
+    return text, names + ["--set"]  # "--set 'TEXT': ..." quotes the value, escaped
 
 
 @st.composite

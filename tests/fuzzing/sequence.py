@@ -10,8 +10,9 @@ digest of its bytes checks that the replay met the same input.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from fuzzing import STRATEGIES
@@ -72,6 +73,25 @@ def generate(component: str, seed: int, size: int,
         index += 1
 
     each()
+
+
+@contextlib.contextmanager
+def same_random_state() -> Iterator[None]:
+    """Run a case without it moving the global RNGs (Python's, NumPy's, torch's): a pipeline
+    seeds them, and the strategies drawn after it must not see that (a chunk that ran its
+    cases would otherwise draw other inputs than one that only lists them)."""
+    import random
+
+    import numpy as np
+    import torch
+
+    states = random.getstate(), np.random.get_state(), torch.random.get_rng_state()
+    try:
+        yield
+    finally:
+        random.setstate(states[0])
+        np.random.set_state(states[1])
+        torch.random.set_rng_state(states[2])
 
 
 def find(fingerprint: Fingerprint) -> Case:

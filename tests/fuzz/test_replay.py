@@ -114,3 +114,11 @@ def test_a_native_hang_or_crash_counts_against_its_case_and_the_chunk_goes_on(
 ])
 def test_a_message_must_name_more_than_the_pipeline_file(message, names, named):
     assert names_one(message, names) is named
+
+
+def test_a_run_draws_what_a_listing_draws():
+    """Running cases (which imports more of graphflow, takes time, seeds the RNGs) does not
+    change the inputs drawn after them: a run's fingerprints replay."""
+    result = _bench().run_chunk("dgl", 10, 4000, 20.0)
+    assert result["stats"]["tried"] == 10
+    assert sorted(result["fingerprints"]) == sorted(_listing("dgl", 4000, 10))

@@ -1,11 +1,11 @@
 """The cases of a fuzz chunk as a pure function of (component, seed, size), and fingerprints.
 
-A chunk is hypothesis's ``generate`` phase over one strategy with a fixed seed, no example
-database and ``size`` examples: the same arguments give the same cases, byte for byte (the
-strategies put no wall-clock time, process id or temporary path into their bytes). Case
-``i`` of a chunk is therefore replayed by generating the chunk again and running only case
-``i``; its fingerprint ``COMPONENT:SEED:SIZE:INDEX:DIGEST`` carries all of that, and the
-digest of its bytes checks that the replay met the same input.
+Case ``i`` of chunk ``(component, seed)`` is drawn by hypothesis under a seed of its own,
+derived from the three (:func:`draw_one`): the same arguments give the same case, byte for
+byte (the strategies put no wall-clock time, process id or temporary path into their
+bytes), whatever ran before it and however long that took. A case is replayed from its
+fingerprint ``COMPONENT:SEED:SIZE:INDEX:DIGEST`` alone; the digest of its bytes checks
+that the replay met the same input.
 """
 
 from __future__ import annotations
@@ -53,26 +53,63 @@ class Fingerprint:
                              f"{text!r}") from None
 
 
-def generate(component: str, seed: int, size: int,
-             visit: Callable[[int, Case], None]) -> None:
-    """Draw the ``size`` cases of chunk ``(component, seed)`` in order and call
-    ``visit(index, case)`` on each (it may skip cases: generation does not depend on what
-    ``visit`` does, as long as it returns)."""
+_IMPORTED = False
+
+
+def import_all() -> None:
+    """Import every graphflow module up front. Hypothesis mixes the constants it finds in
+    the local modules loaded so far (graphflow's, an editable install) into what it draws,
+    so a case drawn after a run had imported more of graphflow came out other than the same
+    case drawn in a fresh process."""
+    global _IMPORTED
+    if _IMPORTED:
+        return
+    _IMPORTED = True
+    import importlib
+    import pkgutil
+
+    import graphflow
+    import graphflow_plugins
+
+    for package in (graphflow, graphflow_plugins):
+        for info in pkgutil.walk_packages(package.__path__, package.__name__ + "."):
+            if info.name.endswith("__main__"):  # runs the CLI
+                continue
+            try:
+                importlib.import_module(info.name)
+            except Exception:  # noqa: BLE001 (optional extras: not there, not local)
+                pass
+
+
+def draw_one(component: str, seed: int, index: int) -> Case:
+    """Case ``index`` of chunk ``(component, seed)``: hypothesis's first random example under
+    a seed of its own (a digest of the three), so that no case depends on the ones before it
+    nor on how long they took (hypothesis's engine adapts a long run to what it has seen)."""
     from hypothesis import HealthCheck, Phase, given, settings
     from hypothesis import seed as hseed
 
-    index = 0
+    import_all()
+    own = int.from_bytes(hashlib.sha256(f"{component}:{seed}:{index}".encode()).digest()[:8],
+                         "little")
+    drawn: list[Case] = []
 
-    @hseed(seed)
-    @settings(max_examples=size, deadline=None, database=None, phases=[Phase.generate],
+    @hseed(own)
+    @settings(max_examples=2, deadline=None, database=None, phases=[Phase.generate],
               suppress_health_check=list(HealthCheck))
     @given(case=STRATEGIES[component]())
-    def each(case: Case) -> None:
-        nonlocal index
-        visit(index, case)
-        index += 1
+    def each(case: Case) -> None:  # the first example is the simplest; the second is random
+        drawn.append(case)
 
     each()
+    return drawn[-1]
+
+
+def generate(component: str, seed: int, size: int,
+             visit: Callable[[int, Case], None]) -> None:
+    """Draw the ``size`` cases of chunk ``(component, seed)`` in order and call
+    ``visit(index, case)`` on each (:func:`draw_one`)."""
+    for index in range(size):
+        visit(index, draw_one(component, seed, index))
 
 
 @contextlib.contextmanager
@@ -97,18 +134,12 @@ def same_random_state() -> Iterator[None]:
 def find(fingerprint: Fingerprint) -> Case:
     """The case ``fingerprint`` points to, generated again; ``ValueError`` when its bytes
     differ from the digest (the strategies or hypothesis changed since)."""
-    found: list[Case] = []
-
-    def visit(index: int, case: Case) -> None:  # the rest are drawn too: an exception
-        if index == fingerprint.index:          # would make hypothesis replay the case
-            found.append(case)
-
-    generate(fingerprint.component, fingerprint.seed, fingerprint.size, visit)
-    if not found:
+    if not 0 <= fingerprint.index < fingerprint.size:
         raise ValueError(f"chunk {fingerprint.component}:{fingerprint.seed} of "
                          f"{fingerprint.size} has no case {fingerprint.index}")
-    if digest(found[0]) != fingerprint.digest:
+    case = draw_one(fingerprint.component, fingerprint.seed, fingerprint.index)
+    if digest(case) != fingerprint.digest:
         raise ValueError(f"case {fingerprint.index} of chunk {fingerprint.component}:"
-                         f"{fingerprint.seed} now has digest {digest(found[0])}, not "
+                         f"{fingerprint.seed} now has digest {digest(case)}, not "
                          f"{fingerprint.digest}: the strategies or hypothesis changed")
-    return found[0]
+    return case

@@ -28,8 +28,8 @@ Each chunk runs in its own process, which logs every case before running it. A c
 kills the process (an abort or segmentation fault in native code) counts as a crash, and
 one still running ``1.5 * bound + 10`` seconds after it started (a hang inside native code,
 where the in-process alarm at ``bound`` cannot interrupt it) is killed and counts as a hang;
-the chunk then starts again after that case, from the same seed, so that the rest of its
-cases are the ones an undisturbed run would have drawn. Needs ``hypothesis``
+the chunk then starts again after that case; each case is drawn under a seed of its own,
+so the rest are the ones an undisturbed run draws. Needs ``hypothesis``
 (``pip install -e ".[test]"``).
 """
 

@@ -101,6 +101,7 @@ def ids_from_tensors(labels: dict[str, torch.Tensor], n: int) -> NodeIds:
         data = labels[IDS_BYTES].numpy().astype(np.uint8)
         big = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets),
                                                            pa.py_buffer(data)])
+        big.validate(full=True)  # offsets inside the bytes: Arrow's kernels trust them
         return NodeIds(n, big.cast(pa.string()))
     return NodeIds.identity(n)
 

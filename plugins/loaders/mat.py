@@ -7,15 +7,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 import torch
 
 from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError, first_line
+from graphflow.errors import DataError
 from graphflow.graph import GraphData, NodeIds
+from graphflow.io.matfile import load_mat
 from graphflow.io.nodes import OnNan, check_finite
 from graphflow.options import option
 
@@ -49,7 +49,7 @@ class MatLoader(Loader):
     def load(self, ctx: RunContext) -> GraphData:
         o = self.options
         wanted = [k for k in (o.adjacency, o.labels, o.features) if k]
-        variables = _read(o.path, wanted)
+        variables = load_mat(o.path, wanted, fix="set adjacency / labels / features in [load]")
         adj = sp.coo_matrix(_matrix(variables[o.adjacency], o.adjacency, o.path))
         n = adj.shape[0]
         if adj.shape != (n, n):
@@ -88,28 +88,6 @@ class MatLoader(Loader):
                 ctx.info(f'on_nan = "zero": set {zeroed} NaN/inf feature values to 0')
         return GraphData(graph=g, ids=NodeIds.identity(n), name=o.path.stem,
                          meta={"source": str(o.path)})
-
-
-def _read(path: Path, wanted: list[str]) -> dict[str, Any]:
-    if not path.is_file():
-        raise DataError(f".mat file not found: {path}")
-    try:
-        with np.errstate(all="ignore"):
-            present = [name for name, _, _ in scipy.io.whosmat(str(path))]
-        missing = [k for k in wanted if k not in present]
-        if missing:
-            raise DataError(f"{path} has no variable {missing[0]!r}; its variables: "
-                            f"{', '.join(present) or '(none)'} (set adjacency / labels / "
-                            f"features in [load])")
-        with np.errstate(all="ignore"):  # damaged headers overflow sizes: errors follow
-            return scipy.io.loadmat(str(path), variable_names=wanted)
-    except DataError:
-        raise
-    except NotImplementedError:  # scipy: "Please use HDF reader for matlab v7.3 files"
-        raise DataError(f"{path} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
-                        f"re-save it in MATLAB with save(..., '-v7')") from None
-    except Exception as exc:  # scipy fails on damaged files in many ways (IndexError...)
-        raise DataError(f"{path} is not a readable MATLAB file ({first_line(exc)})") from None
 
 
 def _matrix(value: Any, name: str, path: Path) -> sp.sparray | sp.spmatrix | np.ndarray:

@@ -10,8 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from graphflow.fuzz import Case, run_case
-from graphflow.fuzz.case import section
+from fuzzing import Case, run_case
+from fuzzing.case import section
 
 HEAD = section("pipeline", {"name": "found", "device": "cpu"})
 
@@ -35,6 +35,23 @@ def _dgl_with_short_ids() -> bytes:
         path = Path(tmp) / "g.bin"
         g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 2])))
         dgl.save_graphs(str(path), [g], {IDS_INT: torch.tensor([5, 6])})  # 2 ids, 3 nodes
+        return path.read_bytes()
+
+
+def _dgl_with_string_id_offsets_past_the_bytes() -> bytes:
+    import tempfile
+    from pathlib import Path
+
+    import torch
+
+    from graphflow.compat.dgl import dgl
+    from graphflow.io.dglfile import IDS_BYTES, IDS_OFFSETS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "g.bin"
+        g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])))
+        dgl.save_graphs(str(path), [g], {IDS_OFFSETS: torch.tensor([0, 5, 2]),
+                                         IDS_BYTES: torch.tensor([97, 98], dtype=torch.uint8)})
         return path.read_bytes()
 
 
@@ -105,7 +122,8 @@ CASES = {
         r"edge table .*e.parquet: 'src' holds bool; node ids must be integers or strings"),
     "truncated .mat": (
         {"g.mat": _mat()[:150]}, _load({"type": "mat", "path": "g.mat", "labels": ""}),
-        r"g.mat is not a readable MATLAB file \(\w+: "),
+        r"g.mat is not a readable MATLAB file \(the element at byte 128 claims \d+ bytes; "
+        r"the file ends \d+ bytes later\); save it again"),
     "edge list with more fields than networkx expects": (
         {"g.edges": b"a b 1 2\n"}, _load({"type": "networkx", "path": "g.edges"}),
         r"g.edges: cannot read it as edgelist \(IndexError: "),
@@ -113,6 +131,12 @@ CASES = {
         {"g.bin": _dgl_with_short_ids()}, _load({"type": "dgl", "path": "g.bin"}),
         r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
         r"\(ValueError: 2 node ids for 3 nodes\); export the graph again"),
+    "DGL string ids whose offsets run past their bytes (Arrow read out of bounds)": (
+        {"g.bin": _dgl_with_string_id_offsets_past_the_bytes()},
+        (HEAD + section("load", {"type": "dgl", "path": "g.bin"}) +
+         section("export", {"type": "parquet", "what": "graph"}, array=True)).encode(),
+        r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
+        r"\(ArrowInvalid: "),
     ".mat weight beyond float32 (was a RuntimeWarning line, then inf weights)": (
         {"g.mat": _mat_huge_weight()}, _load({"type": "mat", "path": "g.mat", "labels": ""}),
         r"g.mat: 'network'\[0, 1\] = 1e\+300 is not a finite float32 edge weight"),

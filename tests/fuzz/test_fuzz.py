@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from graphflow.fuzz import STRATEGIES, run_case
+from fuzzing import STRATEGIES, run_case
 
 EXAMPLES = {"planetoid": 8, "config.toml": 50}  # slower cases: Cora's files, training runs
 DEFAULT_EXAMPLES = 60

@@ -52,3 +52,29 @@ def test_errors(run_toml, tmp_path, blogcatalog_like):
     (tmp_path / "junk.mat").write_bytes(b"not a matlab file at all" * 10)
     with pytest.raises(DataError, match=r"junk.mat is not a readable MATLAB file"):
         run_toml('[load]\ntype = "mat"\npath = "junk.mat"\n')
+
+
+def test_bytes_that_crashed_scipy_get_one_line_from_the_cli(tmp_path):
+    """The .mat bytes that made scipy's reader segfault the whole process (exported to CSV):
+    now exit 1, one line naming the file, nothing written but the failed run's record."""
+    import json
+    import subprocess
+    import sys
+
+    from fuzzing.found import scipy_segfault_mat
+
+    (tmp_path / "graph.mat").write_bytes(scipy_segfault_mat())
+    (tmp_path / "pipeline.toml").write_text(
+        '[load]\ntype = "mat"\npath = "graph.mat"\nlabels = ""\n'
+        '[[export]]\ntype = "csv"\nwhat = "graph"\n')
+    proc = subprocess.run([sys.executable, "-m", "graphflow", "run", "pipeline.toml",
+                           "--out-dir", "out"], cwd=tmp_path, capture_output=True, text=True,
+                          timeout=300)
+    assert proc.returncode == 1, proc.stderr
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1, proc.stderr
+    assert "graph.mat is not a readable MATLAB file (element type 78 at byte 208" in lines[0]
+    written = sorted(p.name for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert all(not name.endswith(".csv") and not name.endswith(".partial") for name in written)
+    if "run.json" in written:
+        assert json.loads((tmp_path / "out" / "run.json").read_text())["status"] == "failed"

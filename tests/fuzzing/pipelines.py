@@ -16,7 +16,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from graphflow.fuzz.case import Case, mangled, section, toml_value
+from fuzzing.case import Case, mangled, section, toml_value
 
 BASE: dict[str, Any] = {
     "pipeline": {"name": "fuzz", "seed": 0, "device": "cpu"},
@@ -70,59 +70,80 @@ def _tables(raw: dict[str, Any]) -> list[tuple[str, dict[str, Any]]]:
 
 
 @st.composite
-def _mutate(draw: st.DrawFn, raw: dict[str, Any]) -> None:
+def _mutate(draw: st.DrawFn, raw: dict[str, Any]) -> list[str]:
+    """Apply one mutation to ``raw``; return the sections and keys it touched (an error it
+    causes must name one of them)."""
     kind = draw(st.sampled_from(["value", "value", "unknown_key", "unknown_section", "type",
                                  "drop_key", "drop_section", "shape", "combination"]))
     tables = _tables(raw)
     if kind == "value" and tables:
         name, table = draw(st.sampled_from(tables))
-        table[draw(st.sampled_from(sorted(table) + KEYS[:8]))] = draw(VALUES)
-    elif kind == "unknown_key" and tables:
-        _, table = draw(st.sampled_from(tables))
-        table[draw(st.sampled_from(KEYS))] = draw(VALUES)
-    elif kind == "unknown_section":
-        raw[draw(st.sampled_from(NEAR))] = {"type": draw(st.sampled_from(TYPES["model"]))}
-    elif kind == "type":
+        key = draw(st.sampled_from(sorted(table) + KEYS[:8]))
+        table[key] = draw(VALUES)
+        return [name, key]
+    if kind == "unknown_key" and tables:
+        name, table = draw(st.sampled_from(tables))
+        key = draw(st.sampled_from(KEYS))
+        table[key] = draw(VALUES)
+        return [name, key]
+    if kind == "unknown_section":
+        name = draw(st.sampled_from(NEAR))
+        raw[name] = {"type": draw(st.sampled_from(TYPES["model"]))}
+        return [name, "type"] if name else ["type"]
+    if kind == "type":
         name = draw(st.sampled_from(list(TYPES)))
         table = {"type": draw(st.one_of(st.sampled_from(TYPES[name]), VALUES))}
-        if name in ("transform", "export"):
-            raw[name] = [table]
-        else:
-            raw[name] = table
-    elif kind == "drop_key" and tables:
-        _, table = draw(st.sampled_from(tables))
+        raw[name] = [table] if name in ("transform", "export") else table
+        return [name, "type"]
+    if kind == "drop_key" and tables:
+        name, table = draw(st.sampled_from(tables))
         if table:
-            table.pop(draw(st.sampled_from(sorted(table))))
-    elif kind == "drop_section" and raw:
-        raw.pop(draw(st.sampled_from(sorted(raw))))
-    elif kind == "shape":
+            key = draw(st.sampled_from(sorted(table)))
+            table.pop(key)
+            return [name, key]
+        return [name]
+    if kind == "drop_section" and raw:
+        name = draw(st.sampled_from(sorted(raw)))
+        raw.pop(name)
+        return [name]
+    if kind == "shape":
         name = draw(st.sampled_from(SECTIONS))
         value = raw.get(name, {"type": "x"})
         raw[name] = [value] if isinstance(value, dict) else \
             (value[0] if isinstance(value, list) and value else draw(VALUES))
-    elif kind == "combination":
+        return [name]
+    if kind == "combination":
         choice = draw(st.sampled_from(["no_model", "skipgram_no_sampler", "export_embeddings",
                                        "sampler_for_full", "two_trains", "train_sub"]))
         if choice == "no_model":
             raw.pop("model", None)
-        elif choice == "skipgram_no_sampler":
+            return ["model", "train"]
+        if choice == "skipgram_no_sampler":
             raw["train"] = {"type": "skipgram", "epochs": 1, "dim": 4}
-        elif choice == "export_embeddings":
+            return ["train", "sample", "skipgram"]
+        if choice == "export_embeddings":
             raw["export"] = [{"type": "npy", "what": "embeddings"}]
-        elif choice == "sampler_for_full":
+            return ["export", "what", "embeddings"]
+        if choice == "sampler_for_full":
             raw["sample"] = {"type": "node2vec", "walk_length": 3}
-        elif choice == "two_trains":
+            return ["sample", "node2vec", "train"]
+        if choice == "two_trains":
             raw["train"] = [{"type": "node_classification", "epochs": 1},
                             {"type": "skipgram", "epochs": 1}]
-        else:
-            raw["train"] = {"type": "node_classification", "epochs": 1,
-                            "model": draw(st.sampled_from([{"type": "sage"}, {"type": "nope"},
-                                                           {"hidden": 2}, "gcn"]))}
+            return ["train"]
+        raw["train"] = {"type": "node_classification", "epochs": 1,
+                        "model": draw(st.sampled_from([{"type": "sage"}, {"type": "nope"},
+                                                       {"hidden": 2}, "gcn"]))}
+        return ["train", "model"]
+    return []
 
 
-NAMES = ("pipeline.toml", "--set", *(f"[{s}" for s in SECTIONS))
-"""Config errors name the pipeline file (every message from the config layer starts with
-it), the ``--set`` value, or the section at fault (``[train] ...``, ``[export.0] ...``)."""
+SECTION_NAMES = (*SECTIONS, "type")
+"""A configuration error names a section (``[export.0] ...``, ``load.nodes: ...``), often
+another than the one a mutation touched (a dropped ``[train]`` leaves ``[export]`` without
+its artifact), or the key or value at fault; a TOML syntax error names its line instead,
+which the checker accepts. The pipeline file's path, which starts every such message, does
+not count (see ``fuzzing.check.names_one``)."""
 
 
 def _few_epochs(raw: dict[str, Any]) -> None:
@@ -139,17 +160,19 @@ def _few_epochs(raw: dict[str, Any]) -> None:
 @st.composite
 def pipeline_toml(draw: st.DrawFn) -> Case:
     raw = copy.deepcopy(BASE)
+    touched: list[str] = []
     for _ in range(draw(st.integers(1, 3))):
-        draw(_mutate(raw))
+        touched += draw(_mutate(raw))
     _few_epochs(raw)
     text = _render(raw).encode()
     if draw(st.integers(0, 4)) == 0:
         text = draw(mangled(text, allow_identity=False))
-    return Case("config.toml", {}, text, names=NAMES)
+    return Case("config.toml", {}, text, names=tuple(dict.fromkeys([*SECTION_NAMES, *touched])))
 
 
 @st.composite
-def _assignment(draw: st.DrawFn) -> str:
+def _assignment(draw: st.DrawFn) -> tuple[str, list[str]]:
+    """A ``--set`` value and the names in its key (an error must name one, or the value)."""
     head = draw(st.sampled_from(SECTIONS + NEAR))
     parts = [head]
     if draw(st.integers(0, 3)) == 0:
@@ -161,13 +184,17 @@ def _assignment(draw: st.DrawFn) -> str:
     value = draw(st.one_of(VALUES.map(toml_value), st.sampled_from(
         ["[1,", "{", "'unterminated", "1e999", "0x", "nan", "tru", "\"a\"\"b\"", " "]),
         st.text(max_size=6)))
-    return dotted + ("" if draw(st.integers(0, 14)) == 0 else "=") + value
+    text = dotted + ("" if draw(st.integers(0, 14)) == 0 else "=") + value
+    names = [part.strip() for part in dotted.split(".") if part.strip()]
+    return text, names + ["--set"]  # "--set 'TEXT': ..." quotes the value, escaped
 
 
 @st.composite
 def set_values(draw: st.DrawFn) -> Case:
-    overrides = tuple(draw(st.lists(_assignment(), min_size=1, max_size=3)))
-    return Case("config.set", {}, _render(BASE).encode(), overrides=overrides, names=NAMES)
+    drawn = draw(st.lists(_assignment(), min_size=1, max_size=3))
+    names = tuple(dict.fromkeys([*SECTION_NAMES, *(n for _, ns in drawn for n in ns)]))
+    return Case("config.set", {}, _render(BASE).encode(),
+                overrides=tuple(text for text, _ in drawn), names=names)
 
 
 PIPELINE_STRATEGIES: dict[str, Callable[[], st.SearchStrategy[Case]]] = {

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 from hypothesis import strategies as st
 
-from graphflow.fuzz.case import Case, mangled, section
+from fuzzing.case import Case, mangled, section
 
 # --- pieces ---------------------------------------------------------------------------------
 
@@ -51,8 +51,9 @@ def _pipeline(load: dict[str, Any], draw: st.DrawFn) -> bytes:
     return (head + section("load", load) + _export(draw)).encode()
 
 
-COMMON_NAMES = ("artifact", "pipeline.toml")
-"""An exporter of something no stage made says so naming the artifact."""
+COMMON_NAMES = ("artifact", "load", "export")
+"""An error in an option names its section ([load], [export]); an exporter of something no
+stage made names the artifact."""
 
 
 # --- edgelist -------------------------------------------------------------------------------
@@ -205,7 +206,8 @@ def parquet(draw: st.DrawFn) -> Case:
             load[key] = draw(st.sampled_from(["src", "dst", "weight", "a", "b", "zz"]))
     if draw(st.booleans()):
         load["directed"] = draw(st.booleans())
-    names = ("edges.parquet", "nodes.parquet", "nowhere", "path", "edges", "_column")
+    names = ("edges.parquet", "nodes.parquet", "nowhere", "path", "edges", "src_column",
+             "dst_column", "weight_column")
     return Case("parquet", files, _pipeline(load, draw), names=COMMON_NAMES + names)
 
 
@@ -268,7 +270,7 @@ def _matrix(draw: st.DrawFn, n: int) -> Any:
     import scipy.sparse as sp
 
     kind = draw(st.sampled_from(["square", "square", "rect", "empty", "nan", "3d", "text",
-                                 "sparse_nan", "column", "bool"]))
+                                 "sparse_nan", "column", "bool", "cell", "struct"]))
     rng = np.random.default_rng(draw(st.integers(0, 2**16)))
     if kind == "square":
         return sp.random(n, n, density=0.4, random_state=rng, format="csc")
@@ -290,7 +292,25 @@ def _matrix(draw: st.DrawFn, n: int) -> Any:
         return m
     if kind == "column":
         return rng.integers(-1, 3, size=(n, 1))
+    if kind == "cell":  # nested arrays: scipy reads them recursively
+        cell = np.empty((1, 2), dtype=object)
+        cell[0, 0], cell[0, 1] = sp.eye(n, format="csc"), "x"
+        return cell
+    if kind == "struct":
+        return {"adj": sp.eye(n, format="csc"), "ids": rng.integers(0, 9, size=(n, 1))}
     return rng.random((n, n)) > 0.5
+
+
+MAT_HEADER = b"MATLAB 5.0 MAT-file, Platform: fuzz, Created on: Thu Jan  1 00:00:00 1970"
+
+
+def fixed_mat_header(data: bytes) -> bytes:
+    """``savemat``'s output with its 116 bytes of header text replaced by a fixed text:
+    scipy writes the wall-clock time there ("Created on: ..."), which would make the same
+    seed give other bytes on every run. Level 4 files (no text header) are left alone."""
+    if data.startswith(b"MATLAB 5.0"):
+        return MAT_HEADER.ljust(116) + data[116:]
+    return data
 
 
 @st.composite
@@ -303,11 +323,12 @@ def mat(draw: st.DrawFn) -> Case:
                                min_size=1, max_size=4, unique=True))}
     buffer = io.BytesIO()
     version = draw(st.sampled_from(["5", "4"]))
-    if any(getattr(v, "ndim", 2) > 2 or getattr(v, "dtype", None) == bool
-           for v in variables.values()):
+    if any(isinstance(v, dict) or getattr(v, "ndim", 2) > 2
+           or getattr(v, "dtype", None) in (bool, object) for v in variables.values()):
         version = "5"  # MATLAB 4 files hold 2-D numbers only
-    scipy.io.savemat(buffer, variables, format=version)
-    data = draw(mangled(buffer.getvalue()))
+    scipy.io.savemat(buffer, variables, format=version,
+                     do_compression=version == "5" and draw(st.booleans()))
+    data = draw(mangled(fixed_mat_header(buffer.getvalue())))
     if draw(st.integers(0, 9)) == 0:
         data = b"MATLAB 7.3 MAT-file, Platform: GLNXA64, HDF5 schema 1.00 ." + bytes(100)
     load: dict[str, Any] = {"type": "mat", "path": "graph.mat"}
@@ -413,7 +434,9 @@ def dgl_file(draw: st.DrawFn, damage_bytes: bool = True) -> Case:
     else:
         g = dgl.graph((src, dst), num_nodes=n)
         if draw(st.booleans()):
-            feat = torch.randn(n, 2)
+            # a generator of its own: the global one's state depends on the cases before
+            gen = torch.Generator().manual_seed(draw(st.integers(0, 2**16)))
+            feat = torch.randn(n, 2, generator=gen)
             feat[0, 0] = draw(st.sampled_from([float("nan"), float("inf"), 1.0]))
             g.ndata["feat"] = feat
         if draw(st.booleans()):
@@ -440,6 +463,12 @@ def dgl_file(draw: st.DrawFn, damage_bytes: bool = True) -> Case:
         path = Path(tmp) / "g.bin"
         dgl.save_graphs(str(path), graphs, labels or None)
         data = path.read_bytes()
+    # DGL 2.1 leaves its 4096-byte header uninitialised after the 32 bytes it fills (the
+    # file carries whatever memory held: pointers, CPU flags), so the same graph gives
+    # other bytes in every process; zero it, as a fresh file's page would read.
+    head = dglfile.HEADER_BYTES
+    if len(data) >= head:
+        data = data[:32] + bytes(head - 32) + data[head:]
     if damage_bytes:
         data = draw(mangled(data))
     load: dict[str, Any] = {"type": "dgl", "path": "graph.bin"}

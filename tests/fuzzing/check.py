@@ -1,4 +1,4 @@
-"""Run a fuzz case in-process and check the property (see :mod:`graphflow.fuzz`)."""
+"""Run a fuzz case in-process and check the property (see :mod:`fuzzing`)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from graphflow.fuzz.case import Case
+from fuzzing.case import Case
 
 TIME_BOUND = 20.0
 """Seconds one case may take before it counts as a hang."""
@@ -110,12 +110,38 @@ def problems(o: Outcome, folder: Path, before: set[Path], out_dir: Path) -> list
                 found.append(f"more than one line on stderr: {extra[0][:200]}")
             if _PLUGIN_CRASH.search(message):
                 found.append("plugin crash: " + message[:300])
-            elif o.case.names and not any(n.lower() in message.lower() for n in o.case.names):
+            elif o.case.names and not names_one(message, o.case.names):
                 found.append(f"message names none of {list(o.case.names)[:6]}: {message[:300]}")
     elif o.code != 0:
         found.append(f"exit status {o.code} (expected 0 or 1)")
     found += _check_outputs(o, folder, before, out_dir)
     return found
+
+
+_PIPELINE_PREFIX = re.compile(r"^\S*pipeline\.toml(?P<line>:\d+)?: *")
+
+
+def names_one(message: str, names: tuple[str, ...]) -> bool:
+    """Whether ``message`` names one of ``names`` as a word (case-insensitive), once the
+    pipeline file's path that starts every configuration error is taken off: that prefix
+    alone names nothing. A place in the file (``pipeline.toml:LINE:``, ``(at line 4, column
+    17)``, ``(at end of document)``: a TOML syntax error) is enough."""
+    match = _PIPELINE_PREFIX.match(message)
+    if match and match.group("line"):
+        return True
+    rest = message[match.end():] if match else message
+    if match and re.search(r"\bline \d+|\bend of document\b", rest):
+        return True
+    return any(re.search(_word(n), rest, re.I) for n in names if n)
+
+
+def _word(name: str) -> str:
+    """``name`` as a regex that does not match inside a longer word (``nodes`` is not in
+    ``num_nodes``); a name that starts or ends with a non-word character (``nodes.``)
+    needs no boundary on that side."""
+    left = r"(?<!\w)" if re.match(r"\w", name[0]) else ""
+    right = r"(?!\w)" if re.match(r"\w", name[-1]) else ""
+    return left + re.escape(name) + right
 
 
 def _line(text: str, start: str) -> str:

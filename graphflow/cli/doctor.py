@@ -1,4 +1,5 @@
-"""``graphflow doctor``: is this machine ready? Versions, CUDA, and a checked sparse matmul."""
+"""``graphflow doctor``: is this machine ready? Versions, the CPU and its measured choices
+(graphflow.calibrate), CUDA, and a checked sparse matmul."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ if TYPE_CHECKING:
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("doctor", parents=[common], help="check the installation and devices")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--calibrate", dest="calibration", action="store_const", const="force",
+                     help="measure this machine's choices again (dense-product backend per "
+                          "shape, core splits) and rewrite the cache")
+    how.add_argument("--no-calibrate", dest="calibration", action="store_const", const="off",
+                     help="measure nothing: show the fixed rules a run falls back to")
     p.set_defaults(func=cmd_doctor)
 
 
@@ -88,12 +95,16 @@ def semi_structured_check(device: torch.device, *, rows: int = 64,
         return {**out, "supported": False, "reason": f"{type(exc).__name__}: {exc}"[:300]}
 
 
-def report() -> dict[str, Any]:
+def report(calibration: str | None = None) -> dict[str, Any]:
     import torch
 
+    from graphflow import calibrate
     from graphflow.record import package_versions
 
-    info: dict[str, Any] = {"versions": package_versions()}
+    info: dict[str, Any] = {"versions": package_versions(), "cpu": calibrate.cpu_info(),
+                            "libraries": calibrate.library_versions(),
+                            "caps": calibrate.env_caps()}
+    info["calibration"] = calibrate.report(how=calibration)
     try:
         from graphflow.compat.dgl import graphbolt_is_stubbed
         info["dgl_graphbolt"] = "stubbed (no build for this torch)" if graphbolt_is_stubbed() else "native"
@@ -115,13 +126,22 @@ def report() -> dict[str, Any]:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    info = report()
+    info = report(getattr(args, "calibration", None))
     if args.json:
         print(json.dumps(info, indent=2))
     else:
         for name, version in info["versions"].items():
             print(f"{name:>10}: {version or 'not installed'}")
+        libs = info["libraries"]
+        print(f"{'mkl':>10}: {libs['mkl'] or 'not built in'}")
+        print(f"{'onednn':>10}: {libs['onednn'] or 'not built in'}")
         print(f"{'graphbolt':>10}: {info['dgl_graphbolt']}")
+        cpu = info["cpu"]
+        print(f"{'cpu':>10}: {cpu['model_name']} (family {cpu['family']} model {cpu['model']}, "
+              f"{cpu['cores']} cores): {' '.join(cpu['isa']) or 'no AVX'}")
+        caps = ", ".join(f"{k}={v}" for k, v in info["caps"].items())
+        print(f"{'caps':>10}: {caps}")
+        _print_calibration(info["calibration"])
         cuda = info["cuda"]
         if cuda["available"]:
             for d in cuda["devices"]:
@@ -141,3 +161,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             else:
                 print(f"{'2:4':>10}: not supported on {check['device']} ({check['reason']})")
     return 0 if all(c["ok"] for c in info["spmm"]) else 1
+
+
+def _print_calibration(calibration: dict[str, Any]) -> None:
+    """The measured choices: where they come from, each bucket's backend and timings."""
+    gemm_part, cores_part = calibration["gemm"], calibration["cores"]
+    print(f"{'calibrate':>10}: mode {calibration['mode']}, cache {calibration['cache']}")
+    source = gemm_part["source"]
+    for name, backend in gemm_part["buckets"].items():
+        ms = gemm_part.get("ms", {}).get(name)
+        timing = f" (torch {ms['torch']:.2f} ms, oneDNN {ms['onednn']:.2f} ms)" if ms else ""
+        print(f"{'gemm':>10}: {name}: {backend}{timing} [{source}]")
+    plans = cores_part.get("plans", {})
+    if not plans:
+        print(f"{'cores':>10}: the fixed policy (graphflow.cores) [{cores_part['source']}]")
+    for workload, split in plans.items():
+        print(f"{'cores':>10}: {workload}: {split['workers']} workers x {split['worker_threads']}"
+              f" threads, {split['threads']} training threads, of {cores_part.get('budget')} "
+              f"[{cores_part['source']}]")
+    for part in (gemm_part, cores_part):
+        if part.get("load_average") is not None:
+            print(f"{'measured':>10}: {part.get('measured_at')}, load {part['load_average']}, "
+                  f"{part.get('seconds')} s")

@@ -29,6 +29,7 @@ table. The output ends with the markdown table and one JSON line with every figu
 
     flock /tmp/graphflow-bench.lock python benchmarks/matrix.py            # the whole table
     python benchmarks/matrix.py --rows avx2-2,avx2-1 --columns sampling    # a part of it
+    python benchmarks/matrix.py --partial 40   # first 40 batches only (a partial check)
 
 The whole table takes about 15 minutes on an idle 2-core machine; ``--timeout`` bounds each
 cell (a cell that runs out is marked, the table still prints).
@@ -64,13 +65,24 @@ COLUMNS: dict[str, list[str]] = {
 """Column name -> the benchmark's command line (``--threads`` is added per row)."""
 
 
-def run_cell(column: str, row: str, timeout: float) -> dict[str, Any]:
+def command(column: str, partial: int) -> list[str]:
+    """The column's command line; ``partial`` > 0 cuts sampled training and link prediction
+    to their first ``partial`` batches (labelled partial in their output)."""
+    cmd = list(COLUMNS[column])
+    if partial and column == "sampling":
+        cmd += ["--e2e-batches", str(partial)]
+    if partial and column == "linkpred":
+        cmd = [*cmd[:cmd.index("--epochs")], "--batches", str(partial)]
+    return cmd
+
+
+def run_cell(column: str, row: str, timeout: float, partial: int = 0) -> dict[str, Any]:
     """One benchmark in one environment: its JSON line, or what went wrong."""
     caps, threads = ROWS[row]
     env = {k: v for k, v in os.environ.items() if k not in AVX2}
     env.update(caps)
     env["OMP_NUM_THREADS"] = str(threads)
-    cmd = [sys.executable, *COLUMNS[column], "--threads", str(threads)]
+    cmd = [sys.executable, *command(column, partial), "--threads", str(threads)]
     print(f"[{row}] {column}: {' '.join(f'{k}={v}' for k, v in caps.items())} "
           f"{' '.join(cmd[1:])}", flush=True)
     t = time.perf_counter()
@@ -95,9 +107,14 @@ def headline(column: str, f: dict[str, Any]) -> tuple[str, list[float]]:
         return f"({f['error']})", []
     if column == "sampling":
         ours, theirs = sum(f["graphflow_epoch_s"]), sum(f["dgl_epoch_s"])
+        part = "" if f.get("whole_epochs", True) else f", first {f['train_batches']} batches"
         return (f"{f['train_speedup']:.2f}x ({ours:.1f} vs {theirs:.1f} s, "
-                f"{f['graphflow_sampling_workers']}w/{f['graphflow_threads']}t)",
+                f"{f['graphflow_sampling_workers']}w/{f['graphflow_threads']}t{part})",
                 [f["train_speedup"]])
+    if column == "linkpred" and "epoch_ratio" not in f:  # --partial: batches, not epochs
+        return (f"{f['ratio']:.2f}x ({f['graphflow_ms_per_batch']:.0f} vs "
+                f"{f['dgl_ms_per_batch']:.0f} ms/batch, {f['batches']} batches, "
+                f"{f['graphflow_sampling_workers']}w/{f['graphflow_threads']}t)", [f["ratio"]])
     if column == "linkpred":
         ours, theirs = sum(f["graphflow_epoch_s"]), sum(f["dgl_epoch_s"])
         return (f"{f['epoch_ratio']:.2f}x ({ours:.1f} vs {theirs:.1f} s, "
@@ -131,6 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--columns", default=",".join(COLUMNS),
                    help=f"columns, of {', '.join(COLUMNS)}")
     p.add_argument("--timeout", type=float, default=900, help="seconds per cell")
+    p.add_argument("--partial", type=int, default=0, metavar="K",
+                   help="sampled training and link prediction: the first K batches only (a "
+                        "quick, partial check; default 0: whole epochs)")
     a = p.parse_args(argv)
     rows = [r.strip() for r in a.rows.split(",") if r.strip()]
     columns = [c.strip() for c in a.columns.split(",") if c.strip()]
@@ -141,7 +161,7 @@ def main(argv: list[str] | None = None) -> int:
     results: dict[str, dict[str, Any]] = {r: {} for r in rows}
     for row in rows:
         for column in columns:
-            results[row][column] = run_cell(column, row, a.timeout)
+            results[row][column] = run_cell(column, row, a.timeout, a.partial)
             print(f"    -> {headline(column, results[row][column])[0]}", flush=True)
     first = next((f for r in rows for f in results[r].values() if "machine" in f), {})
     cpu = (first.get("machine") or {}).get("cpu", {})
@@ -160,7 +180,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {row}: {line or 'n/a'}")
     below = [(r, c) for r in rows for c in columns if c in ("sampling", "linkpred")
              and any(x < 1.5 for x in headline(c, results[r][c])[1])]
-    print(json.dumps({"benchmark": "matrix", "rows": {r: list(ROWS[r]) for r in rows},
+    print(json.dumps({"benchmark": "matrix", "partial": a.partial,
+                      "rows": {r: list(ROWS[r]) for r in rows},
                       "results": results, "below_1.5x": below}))
     return 0
 

@@ -197,7 +197,7 @@ def mode(value: str | None = None) -> str:
     chosen = (value if value is not None else os.environ.get(ENV_MODE, "auto")).strip().lower()
     if chosen not in MODES:
         raise ConfigError(f'{ENV_MODE}="{chosen}": expected auto, force or off'
-                          f'{did_you_mean(chosen, MODES)}')
+                          f'{did_you_mean(chosen, MODES)}; set one of them or unset it')
     return chosen
 
 
@@ -399,7 +399,15 @@ def _pick(workload: str, budget: int, seconds: dict[tuple[int, int, int], float]
 
 def measure_cores(budget: int, rounds: int = 2) -> dict[str, Any]:
     """Time every candidate split of ``budget`` cores for each workload, alternating the
-    candidates ``rounds`` times and keeping each one's best round."""
+    candidates ``rounds`` times and keeping each one's best round. The dense products run on
+    torch (MKL) here, so that measuring the splits never waits for the gemm calibration."""
+    from graphflow.sparse import gemm
+
+    with gemm.applied("torch"):
+        return _measure_cores(budget, rounds)
+
+
+def _measure_cores(budget: int, rounds: int) -> dict[str, Any]:
     before = torch.get_num_threads()
     plans: dict[str, dict[str, int]] = {}
     ms: dict[str, dict[str, float]] = {}

@@ -40,6 +40,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -142,7 +143,13 @@ def choices_line(figures: dict[str, Any]) -> str:
             f"cores [{calib.get('cores', {}).get('source')}] {plans or 'policy'}")
 
 
+def _interrupt(signum: int, frame: object) -> None:
+    """SIGTERM as Ctrl-C: ``subprocess.run`` then kills the running benchmark, not leaving it."""
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, _interrupt)
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--rows", default=",".join(ROWS), help=f"rows, of {', '.join(ROWS)}")
     p.add_argument("--columns", default=",".join(COLUMNS),

@@ -37,7 +37,9 @@ capability). The file lives in ``$GRAPHFLOW_CACHE_DIR``, else ``$XDG_CACHE_HOME/
 else ``~/.cache/graphflow``, named ``calibration-<hash of the signature>.json``. Core
 choices are stored per core budget (``[pipeline] cores``). Writes are atomic
 (:mod:`graphflow.io.atomic`); a file that does not parse, or holds another signature, is
-ignored with one warning and rewritten.
+ignored with one warning and rewritten. A part measured while the machine was busy (load
+average above its cores; other jobs make a two-thread OpenMP team many times slower than one
+thread) warns, and is measured again at the first use when the load is below half the cores.
 
 **Modes** (``GRAPHFLOW_CALIBRATE``, or ``graphflow doctor --calibrate``): ``auto`` (default:
 the cache, else measure and cache), ``force`` (measure again and rewrite the cache; once per
@@ -101,6 +103,7 @@ GEMM_SHAPES: dict[str, tuple[int, int, int]] = {
 }
 """One representative ``(M, K, N)`` product per bucket of :func:`graphflow.sparse.gemm.bucket`."""
 
+_WHAT = {"gemm": "dense-product backends", "cores": "core splits"}
 _lock = threading.RLock()
 _memo: dict[tuple[str, str], dict[str, Any]] = {}  # (cache file, part) -> measured entry
 _forced: set[tuple[str, str]] = set()  # parts already re-measured under mode "force"
@@ -257,20 +260,23 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
         elif memo_key in _memo:
             return {**_memo[memo_key], "source": "cache"}
         found = _read(path, sig).get(part) if chosen == "auto" else None
+        if found is not None and _busy(found.get("load_average")) and not _busy(_load(), 0.5):
+            found = None  # measured on a busy machine, which is quiet now: measure again
         if found is not None:
             _memo[memo_key] = {**found, "path": str(path)}
             return {**found, "source": "cache", "path": str(path)}
+        print(f"graphflow: measuring this machine's {_WHAT.get(part.split('-')[0], part)} "
+              f"(once; cached in {path})", file=sys.stderr, flush=True)
         t = time.perf_counter()
         entry = measure()
         entry["seconds"] = round(time.perf_counter() - t, 3)
         entry["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         entry["load_average"] = _load()
-        cores = cpu_info()["cores"]
-        if entry["load_average"] is not None and entry["load_average"] > cores:
+        if _busy(entry["load_average"]):
             warnings.warn(f"graphflow calibration ({part}) measured on a busy machine (load "
-                          f"{entry['load_average']} on {cores} cores): its choices may reflect "
-                          f"the load; run `graphflow doctor --calibrate` when it is idle",
-                          RuntimeWarning, stacklevel=3)
+                          f"{entry['load_average']} on {cpu_info()['cores']} cores): its "
+                          f"choices may reflect the load; they are measured again at the "
+                          f"first use when the machine is quiet", RuntimeWarning, stacklevel=3)
         written = _write(path, sig, part, entry)
         _memo[memo_key] = {**entry, "path": str(path) if written else None}
         return {**entry, "source": "calibrated", "path": str(path) if written else None}
@@ -282,6 +288,11 @@ def _load() -> float | None:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
         return None
+
+
+def _busy(load: float | None, fraction: float = 1.0) -> bool:
+    """Whether ``load`` exceeds ``fraction`` x this machine's usable cores."""
+    return load is not None and load > fraction * cpu_info()["cores"]
 
 
 def forget() -> None:

@@ -203,3 +203,18 @@ def test_run_refuses_a_bad_mode_in_one_line(cli, tmp_path, toy_pipeline, toy_ent
     assert code != 0
     assert 'GRAPHFLOW_CALIBRATE="sometimes": expected auto, force or off' in err
     assert "Traceback" not in err
+
+
+def test_a_busy_measurement_warns_and_is_redone_once_the_machine_is_quiet(cache, monkeypatch):
+    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (100.0, 100.0, 100.0))
+    with pytest.warns(RuntimeWarning, match=r"measured on a busy machine \(load 100.0 on"):
+        busy = calibrate.core_choices(1)
+    assert busy["load_average"] == 100.0
+    calibrate.forget()
+    assert calibrate.core_choices(1)["source"] == "cache"  # still busy: kept
+    calibrate.forget()
+    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    quiet = calibrate.core_choices(1)
+    assert quiet["source"] == "calibrated" and quiet["load_average"] == 0.0
+    calibrate.forget()
+    assert calibrate.core_choices(1)["source"] == "cache"

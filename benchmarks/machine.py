@@ -33,11 +33,9 @@ def dgl_state() -> dict[str, Any]:
     (stubbed by graphflow.compat.dgl)."""
     from graphflow.compat.dgl import dgl, graphbolt_is_stubbed
 
-    try:
-        from dgl._ffi.base import is_tensor_adaptor_enabled
-        adapter = bool(is_tensor_adaptor_enabled())
-    except ImportError:
-        adapter = None
+    base = getattr(getattr(dgl, "_ffi", None), "base", None)  # DGL's own loader state
+    enabled = getattr(base, "is_tensor_adaptor_enabled", None)
+    adapter = bool(enabled()) if enabled is not None else None
     return {"version": dgl.__version__, "threads": dgl.utils.get_num_threads(),
             "tensor_adapter": adapter, "graphbolt": not graphbolt_is_stubbed()}
 

@@ -39,9 +39,9 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
 ``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
 setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.allocator``) or
 ``system`` (glibc as it is). ``--gemm`` sets graphflow's CPU dense products
-(``graphflow.sparse.gemm``): ``auto`` (default, what ``graphflow run`` does: oneDNN when
-torch has it) or ``torch`` (MKL, what DGL's ``nn.Linear`` runs on); DGL's model is unchanged
-by it.
+(``graphflow.sparse.gemm``): ``auto`` (default, what ``graphflow run`` does: the backend
+measured faster per shape bucket on this machine), ``onednn``, or ``torch`` (MKL, what DGL's
+``nn.Linear`` runs on); DGL's model is unchanged by it.
 
 Torch and DGL get the same number of CPU threads (``--threads``, default: torch's; set in
 both, ``torch.set_num_threads`` and ``dgl.utils.set_num_threads``), the same optimizer (Adam,

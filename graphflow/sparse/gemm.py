@@ -89,15 +89,15 @@ def _onednn_built() -> bool:
 
 
 def resolve(choice: str) -> str:
-    """``"onednn"``, ``"torch"`` or ``"measured"``: what ``choice`` means on this machine
+    """``"onednn"``, ``"torch"`` or ``"per-bucket"``: what ``choice`` means on this machine
     (``"auto"``: the measured choice per bucket when torch has oneDNN, else torch). An
     unknown choice is a ConfigError."""
     if choice not in CHOICES:
-        raise ConfigError(f'expected "auto" (oneDNN when torch has it), "onednn" or "torch" '
+        raise ConfigError(f'expected "auto" (measured per shape), "onednn" or "torch" '
                           f'for the CPU dense products, got "{choice}"'
                           f'{did_you_mean(choice.lower(), CHOICES)}')
     if choice == "auto":
-        return "measured" if onednn_available() else "torch"
+        return "per-bucket" if onednn_available() else "torch"
     return choice
 
 
@@ -139,7 +139,7 @@ def applied(choice: str, measured: dict[str, str] | None = None
             raise ValueError(f"gemm: unknown buckets or backends {sorted(unknown)}")
     before = _backend, _measured
     _backend = choice
-    _measured = dict(measured) if measured is not None and backend == "measured" else None
+    _measured = dict(measured) if measured is not None and backend == "per-bucket" else None
     try:
         info: dict[str, object] = {"requested": choice, "backend": backend}
         if _measured is not None:
@@ -152,7 +152,7 @@ def applied(choice: str, measured: dict[str, str] | None = None
 def backend_for(m: int, k: int, n: int) -> str:
     """``"onednn"`` or ``"torch"``: the backend of an (M, K) x (K, N) float32 CPU product."""
     backend = current()
-    if backend != "measured":
+    if backend != "per-bucket":
         return backend
     global _lazy
     table = _measured

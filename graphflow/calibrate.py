@@ -260,6 +260,10 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
         elif memo_key in _memo:
             return {**_memo[memo_key], "source": "cache"}
         found = _read(path, sig).get(part) if chosen == "auto" else None
+        if found is not None and not _valid(part, found):
+            _warn(path, f"ignored its {part} entry (not what this version writes); it will be "
+                        f"measured again and rewritten")
+            found = None
         if found is not None and _busy(found.get("load_average")) and not _busy(_load(), 0.5):
             found = None  # measured on a busy machine, which is quiet now: measure again
         if found is not None:
@@ -288,6 +292,24 @@ def _load() -> float | None:
         return round(os.getloadavg()[0], 2)
     except (AttributeError, OSError):
         return None
+
+
+def _valid(part: str, entry: Any) -> bool:
+    """Whether a cached entry has the shape :func:`measure_gemm` / :func:`measure_cores` give."""
+    from graphflow.sparse import gemm
+
+    if not isinstance(entry, dict):
+        return False
+    if part == "gemm":
+        buckets = entry.get("buckets")
+        return (isinstance(buckets, dict) and set(buckets) == set(gemm.BUCKETS)
+                and all(v in ("onednn", "torch") for v in buckets.values()))
+    plans = entry.get("plans")
+    least = {"threads": 1, "workers": 0, "worker_threads": 1}
+    return isinstance(plans, dict) and all(
+        isinstance(p, dict) and all(isinstance(p.get(k), int) and p[k] >= n
+                                    for k, n in least.items())
+        for p in plans.values())
 
 
 def _busy(load: float | None, fraction: float = 1.0) -> bool:

@@ -218,3 +218,16 @@ def test_a_busy_measurement_warns_and_is_redone_once_the_machine_is_quiet(cache,
     assert quiet["source"] == "calibrated" and quiet["load_average"] == 0.0
     calibrate.forget()
     assert calibrate.core_choices(1)["source"] == "cache"
+
+
+def test_a_cached_entry_of_the_wrong_shape_is_measured_again(cache):
+    calibrate.core_choices(1)
+    path = calibrate.cache_path()
+    data = json.loads(path.read_text())
+    data["cores-1"]["plans"]["sampled"]["threads"] = 0  # impossible: refused, not applied
+    path.write_text(json.dumps(data))
+    calibrate.forget()
+    with pytest.warns(RuntimeWarning, match="ignored its cores-1 entry"):
+        again = calibrate.core_choices(1)
+    assert again["source"] == "calibrated" and again["plans"]["sampled"]["threads"] == 1
+    assert json.loads(path.read_text())["cores-1"]["plans"] == again["plans"]

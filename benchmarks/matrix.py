@@ -21,9 +21,12 @@ but whole-epoch size:
     skip-gram end to end on a 2k-node SBM against DGL + gensim and PecanPy + gensim;
     ``sbm_ratio`` (the faster peer's time / graphflow's).
 
-Each subprocess calibrates for its own environment (the ISA caps are part of the cache's
-signature, the thread count is its core budget; ``graphflow.calibrate``), so every row runs
-with the choices graphflow would measure on such a CPU. A cell shows the ratio (> 1:
+Each subprocess is pinned to as many cores as the row has threads (``sched_setaffinity``), so
+that a 1-thread row is a 1-core machine for both peers: graphflow's sampling worker, if it
+has one, shares that core instead of taking an idle one. Each subprocess calibrates for its
+own environment (the ISA caps and the usable cores are part of the cache's signature, the
+thread count is its core budget; ``graphflow.calibrate``), so every row runs with the choices
+graphflow would measure on such a CPU. A cell shows the ratio (> 1:
 graphflow faster) and the two times; the choices each row ran with are listed under the
 table. The output ends with the markdown table and one JSON line with every figure.
 
@@ -86,10 +89,12 @@ def run_cell(column: str, row: str, timeout: float, partial: int = 0) -> dict[st
     cmd = [sys.executable, *command(column, partial), "--threads", str(threads)]
     print(f"[{row}] {column}: {' '.join(f'{k}={v}' for k, v in caps.items())} "
           f"{' '.join(cmd[1:])}", flush=True)
+    cpus = sorted(os.sched_getaffinity(0))[:threads] if hasattr(os, "sched_getaffinity") else []
+    pin = (lambda: os.sched_setaffinity(0, cpus)) if cpus else None
     t = time.perf_counter()
     try:
         done = subprocess.run(cmd, cwd=REPO, env=env, capture_output=True, text=True,
-                              timeout=timeout)
+                              timeout=timeout, preexec_fn=pin)
     except subprocess.TimeoutExpired:
         return {"error": f"timed out after {timeout:.0f} s"}
     seconds = time.perf_counter() - t
@@ -187,8 +192,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"- {row}: {line or 'n/a'}")
     below = [(r, c) for r in rows for c in columns if c in ("sampling", "linkpred")
              and any(x < 1.5 for x in headline(c, results[r][c])[1])]
+    machines = {r: next((f.pop("machine") for f in results[r].values() if "machine" in f), None)
+                for r in rows}
+    for r in rows:  # the machine once per row (the cells of a row share it)
+        for f in results[r].values():
+            f.pop("machine", None)
     print(json.dumps({"benchmark": "matrix", "partial": a.partial,
-                      "rows": {r: list(ROWS[r]) for r in rows},
+                      "rows": {r: list(ROWS[r]) for r in rows}, "machines": machines,
                       "results": results, "below_1.5x": below}))
     return 0
 

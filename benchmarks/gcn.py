@@ -1,8 +1,11 @@
 """GCN training speed: graphflow's sparse layers vs DGL ``GraphConv``, side by side.
 
 Both models are 2-layer GCNs (hidden 16, ReLU, dropout 0.5 between the layers, Adam), built
-with the same initial weights (each peer with its own dropout and Adam: graphflow's
-``graphflow.dropout`` and fused Adam, as ``graphflow run`` uses them; torch's for DGL), on the same graph (with self-loops), features and device. One
+with the same initial weights (each peer with its own dropout: graphflow's ``graphflow.dropout``,
+torch's for DGL; both with the same Adam, lr 0.01, weight decay 5e-4, torch's fused kernel,
+as ``graphflow run`` builds it), on the same graph (with self-loops, DGL's formats built
+before timing), features and device, with the same threads (``--threads`` sets torch's and
+DGL's own OpenMP setting). One
 epoch is forward + backward + optimizer step on the training nodes; we report the median over
 ``--repeats`` epochs after ``--warmup``, alternating the two models epoch by epoch so that
 noise from other processes hits both alike. graphflow feeds its first layer sparse features
@@ -16,7 +19,9 @@ features, 40 classes).
     python benchmarks/gcn.py --density-sweep    # the sparse-feature threshold table
     python benchmarks/gcn.py --kernels          # the SpMM kernel candidates
 
-The last output line is one JSON object with the figures.
+The output starts with the machine (CPU, ISA flags, versions, caps and graphflow's measured
+choices, ``benchmarks/machine.py``); the last output line is one JSON object with the
+figures and that record under ``"machine"``.
 """
 
 from __future__ import annotations
@@ -47,6 +52,9 @@ from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.testing import planetoid_dir  # noqa: E402
 from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
 
+from benchmarks import machine  # noqa: E402
+from graphflow.sparse import gemm  # noqa: E402
+
 ARXIV_NODES, ARXIV_EDGES, ARXIV_FEATS, ARXIV_CLASSES = 169_343, 1_166_243, 128, 40
 
 
@@ -68,8 +76,9 @@ def load_cora(root: Path, device: torch.device) -> Data | None:
     with tempfile.TemporaryDirectory(prefix="graphflow-cora-") as tmp:
         raw_dir = link_layout("cora", root, Path(tmp))
         g = dgl.data.CoraGraphDataset(raw_dir=str(raw_dir), force_reload=True, verbose=False)[0]
-    g = dgl.add_self_loop(dgl.remove_self_loop(g))
-    return Data("cora", g.to(device), g.ndata["feat"].to(device), g.ndata["label"].to(device),
+    g = dgl.add_self_loop(dgl.remove_self_loop(g)).to(device)
+    g.create_formats_()  # DGL's formats before any timing, as graphflow's CSR is built
+    return Data("cora", g, g.ndata["feat"].to(device), g.ndata["label"].to(device),
                 g.ndata["train_mask"].to(device), 7)
 
 
@@ -82,9 +91,10 @@ def arxiv_scale(device: torch.device, seed: int = 0) -> Data:
     undirected, homophily = ARXIV_EDGES / 2, 0.65
     gen = sbm(n, c, ARXIV_FEATS, p_in=homophily * undirected / pairs_in,
               p_out=(1 - homophily) * undirected / pairs_out, seed=seed, signal=0.5)
-    g = dgl.add_self_loop(dgl.graph((gen.src, gen.dst), num_nodes=n))
+    g = dgl.add_self_loop(dgl.graph((gen.src, gen.dst), num_nodes=n)).to(device)
+    g.create_formats_()  # DGL's formats before any timing, as graphflow's CSR is built
     train = torch.rand(n, generator=torch.Generator().manual_seed(seed)) < 0.54  # arxiv: 54%
-    return Data("arxiv-scale", g.to(device), gen.feat.to(device), gen.label.to(device),
+    return Data("arxiv-scale", g, gen.feat.to(device), gen.label.to(device),
                 train.to(device), c)
 
 
@@ -146,7 +156,7 @@ def compare(data: Data, device: torch.device, warmup: int, repeats: int,
     runs = {
         "graphflow": (ours, make_optimizer("adam", ours, lr=0.01, weight_decay=5e-4),
                       adj, x),
-        "dgl": (ref, torch.optim.Adam(ref.parameters(), lr=0.01, weight_decay=5e-4),
+        "dgl": (ref, make_optimizer("adam", ref, lr=0.01, weight_decay=5e-4),  # the same Adam
                 data.g, data.feat),
     }
     times: dict[str, list[float]] = {k: [] for k in runs}
@@ -264,7 +274,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--warmup", type=int, default=None, help="untimed epochs per model")
     p.add_argument("--threshold", type=float, default=DEFAULT_DENSITY_THRESHOLD,
                    help="sparse-feature density threshold (0 = always dense)")
-    p.add_argument("--threads", type=int, default=None, help="torch threads (default: torch's)")
+    p.add_argument("--threads", type=int, default=None,
+                   help="CPU threads of torch and DGL (default: torch's)")
+    p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
+                   help="graphflow's CPU dense products (default auto: measured per shape)")
     p.add_argument("--only", choices=["cora", "arxiv"], default=None, help="one graph only")
     p.add_argument("--density-sweep", action="store_true",
                    help="time dense vs sparse first-layer products by feature density")
@@ -272,24 +285,32 @@ def main(argv: list[str] | None = None) -> int:
                    help="time the SpMM kernel candidates on random graphs")
     args = p.parse_args(argv)
     device = torch.device(args.device)
-    if args.threads:
-        torch.set_num_threads(args.threads)
+    machine.set_threads(args.threads or 0)
+    table, _, calibration = machine.choices(args.gemm)
+    args.machine = machine.show(calibration)
     if device.type == "cuda" and not torch.cuda.is_available():
         print("CUDA is not available on this machine", file=sys.stderr)
         return 2
     warmup = args.warmup if args.warmup is not None else (3 if args.quick else 10)
     repeats = args.repeats if args.repeats is not None else (5 if args.quick else 40)
     print(f"torch {torch.__version__}, {torch.get_num_threads()} threads, device {device}")
+    with gemm.applied(args.gemm, table):
+        return run(args, device, warmup, repeats)
+
+
+def run(args: argparse.Namespace, device: torch.device, warmup: int, repeats: int) -> int:
 
     if args.kernels:
         rows = kernel_sweep(device, repeats)
         print(json.dumps({"benchmark": "gcn-kernels", "device": str(device),
-                          "threads": torch.get_num_threads(), "rows": rows}))
+                          "threads": torch.get_num_threads(), "rows": rows,
+                          "machine": args.machine}))
         return 0
     if args.density_sweep:
         rows = density_sweep(device, repeats)
         print(json.dumps({"benchmark": "gcn-density-sweep", "device": str(device),
-                          "threads": torch.get_num_threads(), "rows": rows}))
+                          "threads": torch.get_num_threads(), "rows": rows,
+                          "machine": args.machine}))
         return 0
 
     results = []
@@ -312,7 +333,8 @@ def main(argv: list[str] | None = None) -> int:
               f"{r['graphflow_min_ms']:.3f} vs {r['dgl_min_ms']:.3f} ms, "
               f"{r['speedup_of_min']:.2f}x)")
     print(json.dumps({"benchmark": "gcn", "device": str(device), "quick": args.quick,
-                      "threads": torch.get_num_threads(), "results": results}))
+                      "threads": torch.get_num_threads(), "results": results,
+                      "machine": args.machine}))
     return 0
 
 

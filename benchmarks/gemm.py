@@ -1,7 +1,8 @@
 """The dense products of a linear layer, torch (MKL) against oneDNN, side by side.
 
-``graphflow.sparse.gemm`` runs ``x @ W^T + b`` and its two gradients through oneDNN on the CPU
-(``[pipeline] gemm = "auto"``). This times the three products of each shape with both
+``graphflow.sparse.gemm`` runs ``x @ W^T + b`` and its two gradients through MKL or oneDNN on
+the CPU, per shape bucket as measured on the machine (``[pipeline] gemm = "auto"``,
+``graphflow.calibrate``). This times the three products of each shape with both
 backends in one process, alternating call by call, and prints the ratio. The shapes are a
 sampled GraphSAGE batch's (``benchmarks/sampling.py``: 1024 seeds, fanouts [15, 10, 5],
 hidden 256, 100 features; the row count changes every batch, so each call draws it within
@@ -9,7 +10,9 @@ hidden 256, 100 features; the row count changes every batch, so each call draws 
 
     flock /tmp/graphflow-bench.lock python benchmarks/gemm.py
 
-A component figure: ``benchmarks/sampling.py`` times whole training epochs against DGL.
+A component figure: ``benchmarks/sampling.py`` times whole training epochs against DGL. The
+output starts with the machine (``benchmarks/machine.py``; ``--threads`` sets torch's), and the
+JSON line records it under ``"machine"``.
 """
 
 from __future__ import annotations
@@ -27,6 +30,8 @@ if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
 from graphflow.sparse import gemm  # noqa: E402
+
+from benchmarks import machine  # noqa: E402
 
 # (name, rows, in, out, rows vary per call)
 SHAPES = [("sampled SAGE layer 1", 15900, 200, 256, True),
@@ -63,7 +68,10 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--calls", type=int, default=40, help="calls per shape and backend")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (default: torch's)")
     args = p.parse_args(argv)
+    machine.set_threads(args.threads)
+    info = machine.show(machine.choices()[2])
     if not gemm.onednn_available():
         print("torch has no oneDNN here: nothing to compare")
         return 0
@@ -91,6 +99,7 @@ def main(argv: list[str] | None = None) -> int:
                          "ratio": round(a / c, 2)}
             print(f"  {part:12s} torch {a:7.3f}  oneDNN {c:7.3f}  ratio {a / c:5.2f}")
         figures[name] = row
+    figures["machine"] = info
     print(json.dumps(figures))
     return 0
 

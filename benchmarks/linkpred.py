@@ -26,7 +26,12 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick] [--allocator system]
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py --quick --epochs 2
 
-graphflow trains under the core policy of a ``link_prediction`` stage (``graphflow.cores``).
+graphflow trains under the core split and dense products a ``link_prediction`` stage gets on
+this machine (``graphflow.cores``, measured by ``graphflow.calibrate``). Both peers get the
+same optimizer (Adam, lr 1e-3, torch's fused kernel, as ``graphflow run`` builds it), the same
+threads (``--threads``: torch's and DGL's), and the graph's formats built before any timer.
+The output starts with the machine (``benchmarks/machine.py``), recorded under ``"machine"``
+in the JSON line.
 ``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
 setting: ``retain`` (default, what ``graphflow run`` sets) or ``system`` (glibc as it is).
 
@@ -57,14 +62,16 @@ from graphflow.linkpred.decoders import DotDecoder, decode  # noqa: E402
 from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
 from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
 from graphflow.sampling.edges import EdgeBatches  # noqa: E402
-from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
+from benchmarks import machine  # noqa: E402
 from benchmarks.io import PeakRSS  # noqa: E402  (peak RSS above entry, sampled in a thread)
 
 FEATURES, HIDDEN, FANOUTS, BATCH = 100, 256, [15, 10], 1024
+SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.calibrate)
 
 
 def build(nodes: int, half_edges: int, seed: int) -> tuple[GraphData, torch.Tensor]:
@@ -107,7 +114,7 @@ def train_graphflow(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor,
     edges = EdgeBatches(sampler, graph, src, dst, reverse,
                         NegativeSampler("uniform", data.num_nodes), k=1)
     dec = DotDecoder()
-    plan = cores.plan("sampled")  # threads and sampling workers as a link_prediction stage
+    plan = cores.plan("sampled", measured=SPLITS)  # as a link_prediction stage gets them
     with cores.applied(plan):
         t, n = time.perf_counter(), 0
         for mb in edges.iterate(eids, torch.Generator().manual_seed(1), workers=plan.workers):
@@ -152,7 +159,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for both peers (graphflow.allocator; "
                         "default retain, as graphflow run sets it)")
+    p.add_argument("--threads", type=int, default=0,
+                   help="CPU threads for torch and DGL (default: torch's)")
+    p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
+                   help="graphflow's CPU dense products (default auto: measured per shape)")
     a = p.parse_args(argv)
+    machine.set_threads(a.threads)
+    table, splits, calibration = machine.choices(a.gemm)
+    SPLITS.clear()
+    SPLITS.update(splits)
+    a.machine = machine.show(calibration)
+    with gemm.applied(a.gemm, table):
+        return run(a)
+
+
+def run(a: argparse.Namespace) -> int:
     malloc = allocator.apply(a.allocator)["allocator"]
     nodes, half = (100_000, 500_000) if a.quick else (1_000_000, 5_000_000)
     batches = a.batches or (8 if a.quick else 40)
@@ -163,7 +184,7 @@ def main(argv: list[str] | None = None) -> int:
     halves = [order[i * BATCH * batches // 2:(i + 1) * BATCH * batches // 2] for i in (0, 1)]
     ours, theirs = encoder(), DGLSAGE()
     opt_ours = make_optimizer("adam", ours, lr=1e-3, weight_decay=0.0)  # as graphflow run
-    opt_theirs = torch.optim.Adam(theirs.parameters(), lr=1e-3)
+    opt_theirs = make_optimizer("adam", theirs, lr=1e-3, weight_decay=0.0)  # the same Adam
     warm = order[-2 * BATCH:]
     train_graphflow(data, reverse, warm, ours, opt_ours)
     train_dgl(data, reverse, warm, theirs, opt_theirs)
@@ -178,11 +199,11 @@ def main(argv: list[str] | None = None) -> int:
             s, n = train_graphflow(data, reverse, part, ours, opt_ours)
             t_ours, n_ours = t_ours + s, n_ours + n
     ours_ms, dgl_ms = t_ours / n_ours * 1e3, t_dgl / n_dgl * 1e3
-    plan = cores.plan("sampled")
+    plan = cores.plan("sampled", measured=SPLITS)
     print(f"training, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
           f"negative each, {n_ours} batches each (graphflow: {plan.threads} threads, "
-          f"{plan.workers} sampling workers; DGL: {torch.get_num_threads()} threads, DataLoader "
-          f"0 workers; malloc {malloc} for both):")
+          f"{plan.workers} sampling workers, {plan.source}; DGL: {dgl.utils.get_num_threads()} "
+          f"threads, DataLoader 0 workers; malloc {malloc} and fused Adam for both):")
     print(f"  graphflow: {ours_ms:7.1f} ms/batch")
     print(f"  DGL:       {dgl_ms:7.1f} ms/batch")
     print(f"  ratio (DGL / graphflow): {dgl_ms / ours_ms:.2f}", flush=True)
@@ -212,8 +233,9 @@ def main(argv: list[str] | None = None) -> int:
                       "eval_peak_gib": eval_mem.mib / 1024, "inference_peak_gib": infer_mem.mib / 1024,
                       "train_peak_gib": train_mem.mib / 1024, "threads": torch.get_num_threads(),
                       "allocator": malloc, "graphflow_threads": plan.threads,
-                      "graphflow_sampling_workers": plan.workers,
-                      **{f"untrained_{k}": v for k, v in figures.items()}}))
+                      "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
+                      **{f"untrained_{k}": v for k, v in figures.items()},
+                      "machine": a.machine}))
     return 0
 
 
@@ -235,7 +257,7 @@ def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
             print(f"  epoch {epoch} {name:9s} {s:7.1f}s  ({batches} batches)", flush=True)
     total = {name: sum(v) for name, v in seconds.items()}
     ratio = total["dgl"] / total["graphflow"]
-    plan = cores.plan("sampled")
+    plan = cores.plan("sampled", measured=SPLITS)
     print(f"whole epochs, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
           f"negative each, {data.num_edges:,} edges = {batches} batches an epoch, {a.epochs} "
           f"epoch(s) each (graphflow: {plan.threads} threads, {plan.workers} sampling workers; "
@@ -249,7 +271,8 @@ def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
                       "graphflow_epoch_s": seconds["graphflow"], "dgl_epoch_s": seconds["dgl"],
                       "epoch_ratio": ratio, "allocator": malloc,
                       "graphflow_threads": plan.threads,
-                      "graphflow_sampling_workers": plan.workers}))
+                      "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
+                      "machine": a.machine}))
     return 0
 
 

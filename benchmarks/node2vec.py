@@ -55,8 +55,11 @@ setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.alloc
 ``system`` (glibc as it is).
 
 ``--threads`` sets torch's and DGL's CPU threads (default: torch's) and so the core budget:
-gensim and PecanPy get as many workers, graphflow as many Hogwild trainers
-(``--train-workers`` overrides). The last output line is one JSON object with the figures:
+gensim and PecanPy get as many workers, graphflow the Hogwild trainers its core split for
+this budget gives (``graphflow.cores``, measured on this machine by ``graphflow.calibrate``,
+as ``graphflow run`` applies it; ``--train-workers`` overrides). DGL's graphs have their
+formats built before any timer. The output starts with the machine (``benchmarks/machine.py``),
+recorded under ``"machine"`` in the JSON line. The last output line is one JSON object with the figures:
 ``<case>_<peer>_{acc,micro_f1,macro_f1}`` are the means over the training seeds,
 ``..._std`` their standard deviations, ``..._runs`` the single values; ``<case>_<peer>_train_s``
 is the mean training time (``..._train_s_runs`` each); ``..._l2_runs`` the L2 penalty that
@@ -92,8 +95,11 @@ from graphflow.walks.node2vec import random_walks  # noqa: E402
 from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers  # noqa: E402
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
+from benchmarks import machine  # noqa: E402
+
 P, Q = 0.25, 4.0
 STEPS = 80
+SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.calibrate)
 WALKS_PER_NODE, WINDOW, DIM, NEGATIVES = 10, 10, 128, 5
 LR = SkipGramOptions().lr  # the skipgram task's default (0.03; gensim keeps its own 0.025)
 
@@ -118,6 +124,7 @@ def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed
         sync(device)
         prepare_s = time.perf_counter() - t0
     dgl_graph = dgl.graph((src, dst), num_nodes=nodes)
+    dgl_graph.create_formats_()  # before timing, as graphflow's CSR is prepared
     has_edges = (graph.out_degrees() > 0).nonzero().squeeze(1).cpu()
     pick = torch.randperm(has_edges.numel(), generator=torch.Generator().manual_seed(seed))
     seeds = has_edges[pick[:n_seeds]]
@@ -273,13 +280,14 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     gen = torch.Generator(device=device).manual_seed(seed)
     starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
-    plan = cores.plan("walks", cores_, {"workers": train_workers})
+    plan = cores.plan("walks", cores_, {"workers": train_workers}, measured=SPLITS)
     batch = 2048 if device.type == "cuda" else 64
     workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
                               forced=train_workers is not None)  # as the skipgram task
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
           f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {workers} Hogwild "
-          f"workers, peers: {cores_} workers", flush=True)
+          f"workers x {plan.worker_threads} threads ({plan.source}), peers: {cores_} workers",
+          flush=True)
 
     # graphflow: walks + skip-gram
     with intra_op_threads(1):
@@ -309,6 +317,7 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
 
     # DGL walks + gensim
     dgl_graph = dgl.graph((data.src, data.dst), num_nodes=nodes)
+    dgl_graph.create_formats_()  # before timing, as graphflow's CSR is prepared
     dgl.seed(seed)
     t0 = time.perf_counter()
     traces = torch.cat([dgl.sampling.node2vec_random_walk(dgl_graph, b, P, Q, STEPS)
@@ -418,9 +427,11 @@ def main() -> None:
         p.error(f"--train-seeds must be at least 1, got {args.train_seeds}")
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (every peer)", flush=True)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-        dgl.utils.set_num_threads(args.threads)
+    machine.set_threads(args.threads)
+    _, splits, calibration = machine.choices()
+    SPLITS.clear()
+    SPLITS.update(splits)
+    info = machine.show(calibration)
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
                                   "allocator": malloc, "quick": args.quick}
@@ -436,6 +447,7 @@ def main() -> None:
             figures.update(bench_end_to_end(case.strip(), args.quick, device,
                                             torch.get_num_threads(), args.train_workers,
                                             args.seed, args.train_seeds))
+    figures["machine"] = info
     print(json.dumps(figures))
 
 

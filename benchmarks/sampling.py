@@ -39,12 +39,19 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
 ``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
 setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.allocator``) or
 ``system`` (glibc as it is). ``--gemm`` sets graphflow's CPU dense products
-(``graphflow.sparse.gemm``): ``auto`` (default, what ``graphflow run`` does: oneDNN when
-torch has it) or ``torch`` (MKL, what DGL's ``nn.Linear`` runs on); DGL's model is unchanged
-by it.
+(``graphflow.sparse.gemm``): ``auto`` (default, what ``graphflow run`` does: the backend
+measured faster per shape bucket on this machine), ``onednn``, or ``torch`` (MKL, what DGL's
+``nn.Linear`` runs on); DGL's model is unchanged by it.
 
-Torch and DGL get the same number of CPU threads (``--threads``, default: torch's). The last
-output line is one JSON object with the figures.
+Torch and DGL get the same number of CPU threads (``--threads``, default: torch's; set in
+both, ``torch.set_num_threads`` and ``dgl.utils.set_num_threads``), the same optimizer (Adam,
+lr 1e-3, torch's fused kernel, as ``graphflow run`` builds it), and graphs whose formats are
+built before any timer starts. graphflow's dense products and core split are the measured
+choices ``graphflow run`` would apply on this machine (``graphflow.calibrate``; ``--gemm
+torch|onednn`` and ``--workers`` override them). The output starts with the machine (CPU,
+ISA flags, versions, caps, measured choices; ``benchmarks/machine.py``) and its last line is
+one JSON object with the figures and that record under ``"machine"``. ``--training-only``
+skips the sampling sections (for ``benchmarks/matrix.py``).
 """
 
 from __future__ import annotations
@@ -75,9 +82,12 @@ from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
+from benchmarks import machine  # noqa: E402
+
 GIB = 2**30
 FANOUTS = [15, 10, 5]
 FEATURES, HIDDEN, CLASSES = 100, 256, 16
+SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.calibrate)
 
 
 def peak_rss_gib() -> float:
@@ -262,7 +272,7 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=batch,
                                               shuffle=False, prefetch=1, threads=1))
     graph = sampler.prepare(data, device)
-    plan = cores.plan("sampled", None, {"workers": workers})
+    plan = cores.plan("sampled", None, {"workers": workers}, measured=SPLITS)
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES], dropout).to(device)
     opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # as graphflow run builds it
@@ -291,7 +301,7 @@ def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
                                         batch_size=batch, shuffle=False, device="cpu")
     torch.manual_seed(0)
     model = DGLSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES], dropout).to(device)
-    opt = torch.optim.Adam(model.parameters(), lr=1e-3)
+    opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # the same Adam as ours
     feat, label = g.ndata["feat"], g.ndata["label"]
     n = 0
     t = time.perf_counter()
@@ -329,12 +339,13 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
         s, n_ours = train_graphflow(data, device, seeds, batch, workers, dropout)
         ours.append(s)
     assert n_ours == n_dgl == todo, (n_ours, n_dgl, todo)
-    plan = cores.plan("sampled", None, {"workers": workers})
+    plan = cores.plan("sampled", None, {"workers": workers}, measured=SPLITS)
     what = "whole epochs" if todo == per_epoch else f"PARTIAL epochs ({todo} of {per_epoch} batches)"
     print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, dropout {dropout} on every "
           f"layer's input, batch {batch}, {epochs} "
           f"{what} per library (graphflow: {plan.threads} threads, {plan.workers} sampling "
-          f"workers; DGL: {torch.get_num_threads()} threads, DataLoader 0 workers):")
+          f"workers, {plan.source}; DGL: {dgl.utils.get_num_threads()} threads, DataLoader 0 "
+          f"workers; both fused Adam lr 1e-3):")
     print(f"  graphflow: epochs {', '.join(f'{x:.1f}' for x in ours)} s "
           f"({sum(ours) / (epochs * todo) * 1e3:.1f} ms/batch)")
     print(f"  DGL:       epochs {', '.join(f'{x:.1f}' for x in theirs)} s "
@@ -345,7 +356,8 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
     return {"graphflow_epoch_s": ours, "dgl_epoch_s": theirs, "train_batches": todo,
             "batches_per_epoch": per_epoch, "whole_epochs": todo == per_epoch,
             "train_epochs": epochs, "dropout": dropout, "graphflow_threads": plan.threads,
-            "graphflow_sampling_workers": plan.workers, "train_speedup": speedup}
+            "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
+            "train_speedup": speedup}
 
 
 def bench_products(device: torch.device, batch: int, batches: int, seed: int,
@@ -399,11 +411,19 @@ def main(argv: list[str] | None = None) -> int:
                         "default retain, as graphflow run sets it)")
     p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
                    help="graphflow's CPU dense products (graphflow.sparse.gemm; default auto, "
-                        "as graphflow run: oneDNN when torch has it; torch: MKL, as DGL's "
-                        "nn.Linear uses)")
+                        "as graphflow run: the backend measured per shape bucket on this "
+                        "machine; torch: MKL, as DGL's nn.Linear uses)")
+    p.add_argument("--training-only", action="store_true",
+                   help="skip the sampling sections: end-to-end training only")
     args = p.parse_args(argv)
-    with gemm.applied(args.gemm) as products:
-        print(f"graphflow's dense products: {products['backend']} (--gemm {args.gemm}); "
+    machine.set_threads(args.threads)
+    table, splits, calibration = machine.choices(args.gemm)
+    SPLITS.clear()
+    SPLITS.update(splits)
+    args.machine = machine.show(calibration)
+    with gemm.applied(args.gemm, table) as products:
+        print(f"graphflow's dense products: {products['backend']} (--gemm {args.gemm}"
+              f"{', ' + str(products['buckets']) if 'buckets' in products else ''}); "
               f"DGL's nn.Linear: torch", flush=True)
         return run(args)
 
@@ -412,9 +432,6 @@ def run(args: argparse.Namespace) -> int:
     """The sections ``main`` chose, with graphflow's products already set."""
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both peers)", flush=True)
-    if args.threads:
-        torch.set_num_threads(args.threads)
-        dgl.utils.set_num_threads(args.threads)
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
                                   "allocator": malloc, "gemm": gemm.current(),
@@ -422,26 +439,29 @@ def run(args: argparse.Namespace) -> int:
     if args.products:
         figures.update(bench_products(device, args.batch, args.products_batches, args.seed,
                                       args.workers))
+        figures["machine"] = args.machine
         print(json.dumps(figures))
         return 0
     nodes, edges = (200_000, 4_000_000) if args.quick else (1_000_000, 20_000_000)
     count = args.batches or (20 if args.quick else 40)
     data = build(nodes, edges, args.seed, features=FEATURES if args.epochs else 0)
     figures.update({"nodes": nodes, "edges": edges})
-    batches = seed_batches(nodes, args.batch, count + 2, args.seed)
-    sampling, graph = bench_sampling(data, device, batches, warmup=2)
-    figures.update(sampling)
-    passes = args.throughput_batches or (40 if args.quick else 160)
-    in_a_row = seed_batches(nodes, args.batch, passes, args.seed + 1)
-    figures.update(bench_throughput(data, graph, in_a_row, args.workers))
+    if not args.training_only:
+        batches = seed_batches(nodes, args.batch, count + 2, args.seed)
+        sampling, graph = bench_sampling(data, device, batches, warmup=2)
+        figures.update(sampling)
+        passes = args.throughput_batches or (40 if args.quick else 160)
+        in_a_row = seed_batches(nodes, args.batch, passes, args.seed + 1)
+        figures.update(bench_throughput(data, graph, in_a_row, args.workers))
     if args.epochs:
         figures.update(bench_training(data, device, args.batch, args.epochs, args.e2e_batches,
                                       args.seed, args.workers, args.dropout))
     figures["peak_rss_gib"] = peak_rss_gib()
-    print(json.dumps({k: (round(v, 4) if isinstance(v, float) else
-                          [round(x, 3) for x in v] if isinstance(v, list)
-                          and v and isinstance(v[0], float) else v)
-                      for k, v in figures.items()}))
+    figures = {k: (round(v, 4) if isinstance(v, float) else [round(x, 3) for x in v]
+                   if isinstance(v, list) and v and isinstance(v[0], float) else v)
+               for k, v in figures.items()}
+    figures["machine"] = args.machine
+    print(json.dumps(figures))
     return 0
 
 

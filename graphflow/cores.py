@@ -42,6 +42,13 @@ fewer). Each training stage may override the policy with a ``[train.cores]`` tab
 
 A component's own setting (``[sample] workers``, ``skipgram`` ``workers``) counts as an
 override too, below ``[train.cores]``. See docs/cores.md for the figures.
+
+**Measured, not assumed.** The constants above are the fixed policy, tuned on one machine.
+Where the runner (or a benchmark) passes ``measured`` splits from
+:func:`graphflow.calibrate.core_choices` (each candidate split timed on this machine, cached
+per CPU signature and core budget), :func:`plan` starts from those instead, and the plan's
+``source`` says which (``"measured"`` or ``"policy"``); overrides still win field by field.
+Sampling inline or in workers yields the same batches, so a split changes speed only.
 """
 
 from __future__ import annotations
@@ -97,6 +104,8 @@ class CorePlan:
     :ivar workers: parallel workers (sampling threads, or Hogwild trainers); 0 = none.
     :ivar worker_threads: intra-op threads inside each worker.
     :ivar overridden: the fields set by an override rather than the policy.
+    :ivar source: ``"measured"`` (the split timed on this machine, graphflow.calibrate) or
+        ``"policy"`` (the fixed rule of :func:`policy`).
 
     ``threads`` is the whole stage's budget for a workload without a training thread of its
     own (``walks``: ``workers`` trainers of ``worker_threads`` each).
@@ -108,12 +117,13 @@ class CorePlan:
     workers: int
     worker_threads: int = 1
     overridden: tuple[str, ...] = ()
+    source: str = "policy"
 
     def as_record(self) -> dict[str, Any]:
         """The plan as ``run.json`` records it (per stage, key ``cores``)."""
         return {"workload": self.workload, "cores": self.cores, "threads": self.threads,
                 "workers": self.workers, "worker_threads": self.worker_threads,
-                "overridden": list(self.overridden)}
+                "overridden": list(self.overridden), "source": self.source}
 
 
 def default_cores() -> int:
@@ -137,16 +147,33 @@ def policy(workload: str, cores: int) -> CorePlan:
     return CorePlan(workload, cores, threads=cores - workers, workers=workers)
 
 
+def measured_split(workload: str, cores: int,
+                   measured: Mapping[str, Mapping[str, int]] | None) -> CorePlan | None:
+    """The split measured for ``workload`` (``measured``: :func:`graphflow.calibrate.core_choices`'s
+    ``plans``), or None when there is none or it does not fit ``cores``."""
+    found = (measured or {}).get(workload)
+    if not found:
+        return None
+    threads, workers = int(found["threads"]), int(found["workers"])
+    worker_threads = int(found.get("worker_threads", 1))
+    if threads < 1 or workers < 0 or worker_threads < 1 or max(threads, workers) > cores:
+        return None
+    return CorePlan(workload, cores, threads=threads, workers=workers,
+                    worker_threads=worker_threads, source="measured")
+
+
 def plan(workload: str, cores: int | None = None,
-         *overrides: CoreOptions | Mapping[str, int | None] | None) -> CorePlan:
-    """The policy's plan for ``workload`` on ``cores`` (default :func:`default_cores`), with
+         *overrides: CoreOptions | Mapping[str, int | None] | None,
+         measured: Mapping[str, Mapping[str, int]] | None = None) -> CorePlan:
+    """The plan for ``workload`` on ``cores`` (default :func:`default_cores`): the
+    ``measured`` split when there is one for the workload, else the policy's, with
     ``overrides`` applied field by field, the first one that sets a field winning.
 
     Setting ``workers`` alone keeps the total: the training threads become what is left
     (at least one). Setting ``threads`` alone keeps the policy's workers.
     """
     budget = cores if cores else default_cores()
-    base = policy(workload, budget)
+    base = measured_split(workload, budget, measured) or policy(workload, budget)
     chosen: dict[str, int] = {}
     for override in overrides:
         if override is None:
@@ -166,7 +193,7 @@ def plan(workload: str, cores: int | None = None,
     return CorePlan(workload, budget, threads=threads, workers=workers,
                     worker_threads=chosen.get("worker_threads", base.worker_threads),
                     overridden=tuple(k for k in ("threads", "workers", "worker_threads")
-                                     if k in chosen))
+                                     if k in chosen), source=base.source)
 
 
 def component_settings(task: Any, sampler: Any, workload: str) -> list[dict[str, int | None]]:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphflow import allocator, cores
+from graphflow import allocator, calibrate, cores
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
 from graphflow.device import resolve_device
@@ -71,12 +71,19 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
                        config_hash=config.digest(), seed=settings.seed, device=device,
                        write=world.is_main)
     record.data["allocator"] = allocator.apply(settings.allocator)  # type: ignore[arg-type]
+    measured, gemm_record = calibrate.for_gemm(settings.gemm) if device.type == "cpu" \
+        else (None, {"source": "not used on " + device.type})
+    record.data["calibration"] = {"mode": calibrate.mode(), "gemm": gemm_record}
     # CPU dense products, restored after; [[track]] trackers follow the run (rank 0)
-    with gemm.applied(settings.gemm) as products, tracked(ctx, record):
-        record.data["gemm"] = products
+    with gemm.applied(settings.gemm, measured) as products, tracked(ctx, record):
+        record.data["gemm"] = {**products, "source": gemm_record["source"]}
+        splits: dict[str, dict[str, int]] = {}
+        if config.train and device.type == "cpu":  # the core splits, per budget
+            splits, record.data["calibration"]["cores"] = calibrate.for_cores(
+                settings.cores or cores.default_cores())
         try:
             host.broadcast("graphflow_pipeline_start", ctx=ctx)
-            for spec, action in _plan(config):
+            for spec, action in _plan(config, splits):
                 _run_stage(ctx, record, spec, action)
             ctx.stage = None
         except BaseException as exc:
@@ -106,7 +113,8 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
 Action = Callable[[RunContext, Any], None]
 
 
-def _plan(config: PipelineConfig) -> Iterator[tuple[ComponentSpec, Action]]:
+def _plan(config: PipelineConfig, splits: dict[str, dict[str, int]] | None = None
+          ) -> Iterator[tuple[ComponentSpec, Action]]:
     yield config.load, _load
     for spec in config.transforms:
         yield spec, _transform
@@ -119,7 +127,7 @@ def _plan(config: PipelineConfig) -> Iterator[tuple[ComponentSpec, Action]]:
             yield train.model, _model
         yield train.task, _with_cores(
             _train if train.sample is not None else _train_without_sampler, train.cores,
-            config.settings.cores, has_sampler=train.sample is not None)
+            config.settings.cores, has_sampler=train.sample is not None, measured=splits)
     if not config.train:  # still build (and so check) a lone [sample] / [model]
         if config.sample is not None:
             yield config.sample, _sample
@@ -213,13 +221,15 @@ def _model(ctx: RunContext, model: Any) -> None:
 
 
 def _with_cores(action: Action, overrides: cores.CoreOptions, budget: int, *,
-                has_sampler: bool) -> Action:
-    """``action`` run under the stage's core plan (``ctx.cores``, see graphflow.cores); the
-    caller's torch thread setting comes back afterwards."""
+                has_sampler: bool, measured: dict[str, dict[str, int]] | None = None) -> Action:
+    """``action`` run under the stage's core plan (``ctx.cores``, see graphflow.cores: the
+    ``measured`` split of its workload, else the policy's, under the overrides); the caller's
+    torch thread setting comes back afterwards."""
     def run(ctx: RunContext, task: Any) -> None:
         workload = cores.task_workload(task, has_sampler)
         ctx.cores = cores.plan(workload, budget, overrides,
-                               *cores.component_settings(task, ctx.sampler, workload))
+                               *cores.component_settings(task, ctx.sampler, workload),
+                               measured=measured)
         with cores.applied(ctx.cores):
             action(ctx, task)
 

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import sys
+import tempfile
 import textwrap
 from importlib import metadata
 from pathlib import Path
@@ -18,6 +21,17 @@ sys.path.insert(0, str(Path(__file__).parent))  # make tests/toy_plugin.py impor
 import toy_plugin as toy  # noqa: E402
 
 pytest_plugins = ["graphflow.testing"]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Measured machine choices (graphflow.calibrate): off by default in tests (the fixed
+    rules, fast and the same on every run; tests/test_calibrate.py turns it on), and never
+    the user's cache folder (a temporary one, inherited by the CLI's subprocesses)."""
+    os.environ.setdefault("GRAPHFLOW_CALIBRATE", "off")
+    if not os.environ.get("GRAPHFLOW_CACHE_DIR"):
+        folder = tempfile.mkdtemp(prefix="graphflow-cache-")
+        os.environ["GRAPHFLOW_CACHE_DIR"] = folder
+        config.add_cleanup(lambda: shutil.rmtree(folder, ignore_errors=True))
 
 
 @pytest.fixture

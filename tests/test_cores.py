@@ -106,7 +106,7 @@ def test_two_stages_get_their_own_settings_and_the_callers_come_back(run_toml):
     stages = {s["section"]: s for s in result.record["stages"]}
     assert stages["train.0"]["cores"] == {"workload": "full", "cores": 2, "threads": 1,
                                           "workers": 0, "worker_threads": 1,
-                                          "overridden": ["threads"]}
+                                          "overridden": ["threads"], "source": "policy"}
     assert stages["train.1"]["cores"]["workers"] == 1
     assert "cores" not in stages["load"]
     assert result.record["config"]["train"][1]["cores"] == {"threads": 2, "workers": 1}

@@ -67,7 +67,8 @@ def test_the_gemm_choice_holds_for_the_run_and_is_undone_after(tmp_path, toy_hos
     toy_host.pm.register(spy, name="gemm-spy")
     before = gemm.current()
     result = run(tmp_path, toy_host, toy_pipeline, overrides=["pipeline.gemm=torch"])
-    assert result.record["gemm"] == {"requested": "torch", "backend": "torch"}
+    assert result.record["gemm"] == {"requested": "torch", "backend": "torch",
+                                     "source": "override"}
     assert set(spy.seen) == {"torch"}
     assert gemm.current() == before
 
@@ -106,7 +107,10 @@ def test_run_record(tmp_path, toy_host, toy_pipeline):
     assert record["config"]["pipeline"]["allocator"] == "retain"
     assert record["allocator"]["allocator"] in ("retain", "system")  # system off glibc
     assert record["config"]["pipeline"]["gemm"] == "auto"
-    assert record["gemm"] == {"requested": "auto", "backend": gemm.resolve("auto")}
+    assert record["gemm"]["requested"] == "auto"
+    assert record["gemm"]["backend"] == gemm.resolve("auto")
+    assert record["gemm"]["source"] == record["calibration"]["gemm"]["source"] == "off"
+    assert set(record["gemm"].get("buckets", gemm.BUCKETS)) == set(gemm.BUCKETS)
     assert record["outputs"] == [
         {"path": str(tmp_path.resolve() / "emb.txt"), "what": "embeddings", "section": "export.0"},
         {"path": str(out / "metrics.jsonl"), "what": "epoch log", "section": ""},

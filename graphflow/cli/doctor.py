@@ -1,5 +1,6 @@
-"""``graphflow doctor``: is this machine ready? Versions, plugins, CUDA, and a checked sparse
-matmul. Exit code 1 when the sparse matmul fails on a device or a plugin failed to load."""
+"""``graphflow doctor``: is this machine ready? Versions, plugins, the CPU and its measured
+choices (graphflow.calibrate), CUDA, and a checked sparse matmul. Exit code 1 when the sparse
+matmul fails on a device or a plugin failed to load."""
 
 from __future__ import annotations
 
@@ -14,6 +15,12 @@ if TYPE_CHECKING:
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
     p = sub.add_parser("doctor", parents=[common], help="check the installation and devices")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    how = p.add_mutually_exclusive_group()
+    how.add_argument("--calibrate", dest="calibration", action="store_const", const="force",
+                     help="measure this machine's choices again (dense-product backend per "
+                          "shape, core splits) and rewrite the cache")
+    how.add_argument("--no-calibrate", dest="calibration", action="store_const", const="off",
+                     help="measure nothing: show the fixed rules a run falls back to")
     p.set_defaults(func=cmd_doctor)
 
 
@@ -102,12 +109,17 @@ def plugins_check() -> dict[str, Any]:
             "broken": [b.as_dict() for b in host.broken.values()]}
 
 
-def report() -> dict[str, Any]:
+def report(calibration: str | None = None) -> dict[str, Any]:
     import torch
 
+    from graphflow import calibrate
     from graphflow.record import package_versions
 
-    info: dict[str, Any] = {"versions": package_versions(), "plugins": plugins_check()}
+    info: dict[str, Any] = {"versions": package_versions(), "plugins": plugins_check(),
+                            "cpu": calibrate.cpu_info(),
+                            "libraries": calibrate.library_versions(),
+                            "caps": calibrate.env_caps()}
+    info["calibration"] = calibrate.report(how=calibration)
     try:
         from graphflow.compat.dgl import graphbolt_is_stubbed
         info["dgl_graphbolt"] = "stubbed (no build for this torch)" if graphbolt_is_stubbed() else "native"
@@ -129,12 +141,15 @@ def report() -> dict[str, Any]:
 
 
 def cmd_doctor(args: argparse.Namespace) -> int:
-    info = report()
+    info = report(getattr(args, "calibration", None))
     if args.json:
         print(json.dumps(info, indent=2))
     else:
         for name, version in info["versions"].items():
             print(f"{name:>10}: {version or 'not installed'}")
+        libs = info["libraries"]
+        print(f"{'mkl':>10}: {libs['mkl'] or 'not built in'}")
+        print(f"{'onednn':>10}: {libs['onednn'] or 'not built in'}")
         print(f"{'graphbolt':>10}: {info['dgl_graphbolt']}")
         plugins = info["plugins"]
         if "error" in plugins:
@@ -146,6 +161,12 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             origin = " ".join(x for x in (b["dist"], b["version"]) if x)
             print(f"{'plugins':>10}: BROKEN \"{b['name']}\" ({origin}) failed {b['failed']}: "
                   f"{b['error']} (fix: {b['fix']})")
+        cpu = info["cpu"]
+        print(f"{'cpu':>10}: {cpu['model_name']} (family {cpu['family']} model {cpu['model']}, "
+              f"{cpu['cores']} cores): {' '.join(cpu['isa']) or 'no AVX'}")
+        caps = ", ".join(f"{k}={v}" for k, v in info["caps"].items())
+        print(f"{'caps':>10}: {caps}")
+        _print_calibration(info["calibration"])
         cuda = info["cuda"]
         if cuda["available"]:
             for d in cuda["devices"]:
@@ -165,3 +186,25 @@ def cmd_doctor(args: argparse.Namespace) -> int:
             else:
                 print(f"{'2:4':>10}: not supported on {check['device']} ({check['reason']})")
     return 0 if info["plugins"]["ok"] and all(c["ok"] for c in info["spmm"]) else 1
+
+
+def _print_calibration(calibration: dict[str, Any]) -> None:
+    """The measured choices: where they come from, each bucket's backend and timings."""
+    gemm_part, cores_part = calibration["gemm"], calibration["cores"]
+    print(f"{'calibrate':>10}: mode {calibration['mode']}, cache {calibration['cache']}")
+    source = gemm_part["source"]
+    for name, backend in gemm_part["buckets"].items():
+        ms = gemm_part.get("ms", {}).get(name)
+        timing = f" (torch {ms['torch']:.2f} ms, oneDNN {ms['onednn']:.2f} ms)" if ms else ""
+        print(f"{'gemm':>10}: {name}: {backend}{timing} [{source}]")
+    plans = cores_part.get("plans", {})
+    if not plans:
+        print(f"{'cores':>10}: the fixed policy (graphflow.cores) [{cores_part['source']}]")
+    for workload, split in plans.items():
+        print(f"{'cores':>10}: {workload}: {split['workers']} workers x {split['worker_threads']}"
+              f" threads, {split['threads']} training threads, of {cores_part.get('budget')} "
+              f"[{cores_part['source']}]")
+    for part in (gemm_part, cores_part):
+        if part.get("load_average") is not None:
+            print(f"{'measured':>10}: {part.get('measured_at')}, load {part['load_average']}, "
+                  f"{part.get('seconds')} s")

@@ -25,11 +25,20 @@ stack them. A one-off same-process A/B over 400-batch partial epochs of
 ``benchmarks/sampling.py``'s graph: 39.1 ms a batch with a kernel per M, 34.5-37.3 with
 buckets of 64 rows, 35.1-35.6 with 256, 36.9 with 1024, against 43.8-43.9 for torch.
 
-:func:`applied` chooses the backend for a run (``[pipeline] gemm``: ``"auto"``, ``"onednn"``
-or ``"torch"``; the runner records it in ``run.json``). ``"auto"``, the default, is oneDNN
-when torch has it enabled. Products that are not float32 on the CPU, smaller than
-:data:`MIN_MACS` multiply-adds (where oneDNN's fixed cost loses), under autocast, or on tensor
-subclasses (a 2:4-sparse weight) go to torch whatever the choice.
+**Which backend.** Which of the two is faster depends on the CPU: on an AVX2-only EPYC
+(no AVX-512) oneDNN's products made a sampled batch 1.5x slower than MKL's. So ``"auto"``
+(``[pipeline] gemm``, the default) is *measured*: :mod:`graphflow.calibrate` times one
+representative product per shape bucket (:func:`bucket`: size x output width, see
+:data:`BUCKETS`) with both backends on the machine that runs it, once, and caches the
+choice; every product then goes to its bucket's winner. ``"onednn"`` or ``"torch"`` forces
+one backend for every product (the runner records the choice and where it came from in
+``run.json``). Products that are not float32 on the CPU, smaller than :data:`MIN_MACS`
+multiply-adds (where oneDNN's fixed cost loses), under autocast, or on tensor subclasses (a
+2:4-sparse weight) go to torch whatever the choice.
+
+The two backends do not round alike (different summation order), so a seeded run repeats
+bit for bit for the same choices; the cache keeps them stable on one machine, and an
+explicit ``"torch"`` or ``"onednn"`` pins them anywhere.
 """
 
 from __future__ import annotations
@@ -51,7 +60,21 @@ MIN_MACS = 1 << 20
 """Products of fewer multiply-adds (M K N) than this go to torch (oneDNN's fixed cost wins
 there: 2708 x 16 -> 7 took 0.032 against 0.026 ms; 2708 x 64 -> 64 0.081 against 0.109)."""
 
+LARGE_MACS = 1 << 25
+"""Products of at least this many multiply-adds are the ``large`` buckets."""
+NARROW = 64
+"""Outputs narrower than this (N < 64: class scores) are the ``narrow`` buckets."""
+BUCKETS: tuple[str, ...] = ("large-wide", "large-narrow", "small-wide", "small-narrow")
+
 _backend: str = "auto"
+_measured: dict[str, str] | None = None  # bucket -> backend, while a run applies its choices
+_lazy: dict[str, str] | None = None  # the same, measured at first use outside a run
+
+
+def bucket(m: int, k: int, n: int) -> str:
+    """The shape bucket of an (M, K) x (K, N) product, one of :data:`BUCKETS`."""
+    size = "large" if m * k * n >= LARGE_MACS else "small"
+    return f"{size}-{'narrow' if n < NARROW else 'wide'}"
 
 
 def onednn_available() -> bool:
@@ -66,14 +89,15 @@ def _onednn_built() -> bool:
 
 
 def resolve(choice: str) -> str:
-    """``"onednn"`` or ``"torch"``: what ``choice`` means on this machine (``"auto"``: oneDNN
-    when available). An unknown choice is a ConfigError."""
+    """``"onednn"``, ``"torch"`` or ``"per-bucket"``: what ``choice`` means on this machine
+    (``"auto"``: the measured choice per bucket when torch has oneDNN, else torch). An
+    unknown choice is a ConfigError."""
     if choice not in CHOICES:
-        raise ConfigError(f'expected "auto" (oneDNN when torch has it), "onednn" or "torch" '
+        raise ConfigError(f'expected "auto" (measured per shape), "onednn" or "torch" '
                           f'for the CPU dense products, got "{choice}"'
                           f'{did_you_mean(choice.lower(), CHOICES)}')
     if choice == "auto":
-        return "onednn" if onednn_available() else "torch"
+        return "per-bucket" if onednn_available() else "torch"
     return choice
 
 
@@ -92,21 +116,59 @@ def current() -> str:
 
 
 @contextmanager
-def applied(choice: str) -> Iterator[dict[str, str]]:
+def applied(choice: str, measured: dict[str, str] | None = None
+            ) -> Iterator[dict[str, object]]:
     """Use ``choice`` for the products inside the block, then restore the previous one.
 
-    Yields what ``run.json`` records: ``{"requested": choice, "backend": resolved}``.
+    :param measured: for ``"auto"``: the backend of each bucket (``{bucket: "onednn" |
+        "torch"}``, from :func:`graphflow.calibrate.gemm_choices`); None: measured (or read
+        from the cache) at the first product that needs it.
+
+    Yields what ``run.json`` records: ``{"requested": choice, "backend": resolved}``, plus
+    ``"buckets"`` when the choice is per bucket.
     """
-    global _backend
+    global _backend, _measured
     try:
         backend = validate(choice)
     except ConfigError as exc:
         raise ConfigError(f"gemm: {exc}") from None
-    before, _backend = _backend, choice
+    if measured is not None:
+        unknown = set(measured) - set(BUCKETS) or {
+            v for v in measured.values() if v not in ("onednn", "torch")}
+        if unknown:
+            raise ValueError(f"gemm: unknown buckets or backends {sorted(unknown)}")
+    before = _backend, _measured
+    _backend = choice
+    _measured = dict(measured) if measured is not None and backend == "per-bucket" else None
     try:
-        yield {"requested": choice, "backend": backend}
+        info: dict[str, object] = {"requested": choice, "backend": backend}
+        if _measured is not None:
+            info["buckets"] = dict(_measured)
+        yield info
     finally:
-        _backend = before
+        _backend, _measured = before
+
+
+def backend_for(m: int, k: int, n: int) -> str:
+    """``"onednn"`` or ``"torch"``: the backend of an (M, K) x (K, N) float32 CPU product."""
+    backend = current()
+    if backend != "per-bucket":
+        return backend
+    global _lazy
+    table = _measured
+    if table is None:  # first use outside a run that applied its choices: measure or read
+        if _lazy is None:
+            from graphflow import calibrate
+
+            _lazy = dict(calibrate.gemm_choices()["buckets"])
+        table = _lazy
+    return table.get(bucket(m, k, n), "torch")
+
+
+def forget() -> None:
+    """Drop the choices measured at first use (the next product reads the cache again)."""
+    global _lazy
+    _lazy = None
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor,
@@ -133,7 +195,8 @@ def _onednn(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) ->
             and (bias is None or bias.dtype == torch.float32)
             and x.shape[0] * x.shape[1] * weight.shape[0] >= MIN_MACS
             and _plain(x) and _plain(weight) and _plain(bias)
-            and not torch.is_autocast_enabled("cpu") and current() == "onednn")
+            and not torch.is_autocast_enabled("cpu") and current() != "torch"
+            and backend_for(x.shape[0], x.shape[1], weight.shape[0]) == "onednn")
 
 
 def _nhwc(a: torch.Tensor) -> torch.Tensor:

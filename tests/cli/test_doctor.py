@@ -33,3 +33,42 @@ def test_doctor_reports_semi_structured_sparsity_per_device(cli):
             assert check["relative_error"] < 1e-2
     _, text, _ = cli("doctor")
     assert "2:4: not supported on cpu (no semi-structured sparse kernels on cpu" in text
+
+
+def test_doctor_shows_the_cpu_and_the_choices_a_run_would_use(cli):
+    """Calibration is off in the test session (tests/conftest.py): the fixed rules, named."""
+    code, out, _ = cli("doctor", "--json")
+    report = json.loads(out)
+    assert code == 0
+    assert report["cpu"]["cores"] >= 1 and "isa" in report["cpu"]
+    assert report["libraries"]["torch"] == torch.__version__
+    assert report["caps"]["torch_threads"] == torch.get_num_threads()
+    calib = report["calibration"]
+    assert calib["mode"] == "off" and calib["gemm"]["source"] == "off"
+    assert calib["cores"] == {"plans": {}, "source": "off"}
+    _, text, _ = cli("doctor")
+    assert "cpu: " in text and "family" in text
+    assert "gemm: large-wide: " in text and "[off]" in text
+    assert "cores: the fixed policy (graphflow.cores) [off]" in text
+
+
+def test_doctor_calibrate_measures_and_caches(cli, tmp_path, monkeypatch):
+    from graphflow import calibrate
+
+    monkeypatch.setenv(calibrate.ENV_DIR, str(tmp_path))
+    calibrate.forget()
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)  # a budget of one core: the shortest measurement
+    try:
+        code, out, _ = cli("doctor", "--calibrate")
+        assert code == 0
+        assert "calibrate: mode force, cache " + str(tmp_path) in out
+        assert "[calibrated]" in out and "cores: sampled: " in out
+        assert list(tmp_path.glob("calibration-*.json"))
+        monkeypatch.setenv(calibrate.ENV_MODE, "auto")
+        calibrate.forget()
+        code, out, _ = cli("doctor")
+        assert "[cache]" in out and "[calibrated]" not in out
+    finally:
+        torch.set_num_threads(before)
+        calibrate.forget()

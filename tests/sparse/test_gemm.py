@@ -165,3 +165,12 @@ def test_onednn_odd_widths_match_float64(k, n):
     torch.testing.assert_close(out.double(), ref, rtol=1e-5, atol=1e-4)
     for a, c in zip(got, want):
         torch.testing.assert_close(a.double(), c, rtol=1e-5, atol=1e-3)
+
+
+def test_shape_buckets_split_at_size_and_width():
+    assert gemm.bucket(1024, 1024, 32) == "large-narrow"  # 2^25 multiply-adds: large
+    assert gemm.bucket(1023, 1024, 32) == "small-narrow"
+    assert gemm.bucket(1024, 512, 64) == "large-wide"  # 64 outputs: wide
+    assert gemm.bucket(16, 16, 64) == "small-wide"
+    assert {gemm.bucket(*s) for s in [(4096, 256, 256), (4096, 1024, 16), (1024, 128, 128),
+                                      (1024, 512, 16)]} == set(gemm.BUCKETS)

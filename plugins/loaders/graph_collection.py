@@ -8,14 +8,15 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy.io
 import scipy.sparse as sp
 
 from graphflow.components import Loader
 from graphflow.context import RunContext
-from graphflow.errors import DataError, first_line
+from graphflow.errors import DataError
 from graphflow.graph import GraphData
 from graphflow.graphs.build import NodeFeatures, Sources, build_collection
+from graphflow.io.matfile import check_mat, load_mat
+from graphflow.io.npzfile import csr_from_parts, load_npz
 from graphflow.options import option
 
 CSR_PARTS = ("adj_data", "adj_indice", "adj_indptr", "adj_shape")
@@ -40,23 +41,16 @@ class KernelCollectionOptions:
 
 
 def read_arrays(path: Path) -> dict[str, Any]:
-    """Every variable of a ``.mat`` (``scipy.io.loadmat``) or ``.npz`` (``np.load``, no
-    pickles) file, by name: the one place this loader touches the bytes."""
+    """Every variable of a ``.mat`` or ``.npz`` file, by name: the one place this loader
+    touches the bytes. Both readers check the file's structure before the native code sees
+    it (:mod:`graphflow.io.matfile`, :mod:`graphflow.io.npzfile`: a damaged file is one
+    :class:`DataError`, never a crash)."""
     if not path.is_file():
         raise DataError(f"{path} not found")
-    try:
-        if path.suffix.lower() == ".npz":
-            with np.load(path, allow_pickle=False) as npz:
-                return {k: npz[k] for k in npz.files}
-        with np.errstate(all="ignore"):
-            return {k: v for k, v in scipy.io.loadmat(str(path)).items()
-                    if not k.startswith("__")}
-    except NotImplementedError:
-        raise DataError(f"{path} is a MATLAB v7.3 (HDF5) file, which scipy cannot read; "
-                        f"re-save it with save(..., '-v7')") from None
-    except Exception as exc:  # damaged files fail in many ways
-        raise DataError(f"{path} is not a readable .mat / .npz file ({first_line(exc)})") \
-            from None
+    if path.suffix.lower() == ".npz":
+        return load_npz(path)
+    names = [v.name for v in check_mat(path)]
+    return {k: v for k, v in load_mat(path, names).items() if not k.startswith("__")}
 
 
 class KernelCollectionLoader(Loader):
@@ -129,14 +123,8 @@ def _adjacency(arrays: dict[str, Any], name: str, path: Path) -> sp.csr_matrix:
         adj = sp.csr_matrix(value)
     elif all(k in arrays for k in CSR_PARTS):
         data, indices, indptr, shape = (np.asarray(arrays[k]).reshape(-1) for k in CSR_PARTS)
-        if len(shape) != 2:
-            raise DataError(f"{path}: adj_shape must hold 2 numbers, got {len(shape)}")
-        try:
-            adj = sp.csr_matrix((data, indices, indptr), shape=(int(shape[0]), int(shape[1])))
-            adj.check_format(full_check=True)
-        except ValueError as exc:
-            raise DataError(f"{path}: the CSR parts adj_* do not form a matrix "
-                            f"({first_line(exc)})") from None
+        adj = sp.csr_matrix(csr_from_parts(data, indices, indptr, shape,
+                                           f"{path}, the CSR parts adj_*"))
     else:
         raise _missing(arrays, name, path)
     if adj.shape[0] != adj.shape[1]:

@@ -89,3 +89,29 @@ def test_dgl_collection_matches_the_kernel_file(mutag_root, tmp_path):
     assert torch.equal(data.graph.ndata["feat"], ref.graph.ndata["feat"])
     with pytest.raises(DataError, match="no label tensor 'labels'; its labels: glabel"):
         DglCollectionLoader(DglCollectionOptions(path=path)).load(None)
+
+
+def test_damaged_files_are_one_data_error_not_a_crash(tmp_path):
+    """The loader reads through the structural checks of graphflow.io.matfile / npzfile:
+    the .mat bytes that crash scipy's reader, a cut .npz and CSR parts that point outside
+    the matrix are each one DataError naming the file."""
+    from fuzzing.found import scipy_segfault_mat
+
+    mat = tmp_path / "graphs.mat"
+    mat.write_bytes(scipy_segfault_mat())
+    with pytest.raises(DataError, match=r"graphs.mat is not a readable MATLAB file \(element "
+                                        r"type 78 at byte 208"):
+        load(mat)
+    adj = np.eye(2)
+    good = save(tmp_path, **parts(adj), graph_ind=np.array([1, 2]), labels=np.array([1, -1]),
+                responses=np.array([1, 1]))
+    cut = tmp_path / "cut.npz"
+    cut.write_bytes(good.read_bytes()[:-40])
+    with pytest.raises(DataError, match="cut.npz"):
+        load(cut)
+    bad = parts(adj)
+    bad["adj_indice"] = np.array([0, 7])  # column 7 of a 2 x 2 matrix
+    path = save(tmp_path, **bad, graph_ind=np.array([1, 2]), labels=np.array([1, -1]),
+                responses=np.array([1, 1]))
+    with pytest.raises(DataError, match=r"the CSR parts adj_\*: a column index lies outside"):
+        load(path)

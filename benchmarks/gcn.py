@@ -2,7 +2,7 @@
 
 Both models are 2-layer GCNs (hidden 16, ReLU, dropout 0.5 between the layers, Adam), built
 with the same initial weights (each peer with its own dropout and Adam: graphflow's
-``graphflow.dropout`` and fused Adam, as ``graphflow run`` uses them; torch's for DGL), on the same graph (with self-loops), features and device. One
+``graphflow.sparse.dropout`` and fused Adam, as ``graphflow run`` uses them; torch's for DGL), on the same graph (with self-loops), features and device. One
 epoch is forward + backward + optimizer step on the training nodes; we report the median over
 ``--repeats`` epochs after ``--warmup``, alternating the two models epoch by epoch so that
 noise from other processes hits both alike. graphflow feeds its first layer sparse features
@@ -39,7 +39,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow.generate import sbm  # noqa: E402
+from graphflow.io.synthetic import sbm  # noqa: E402
 from graphflow.nn import GCNConv  # noqa: E402
 from graphflow.sparse import Adjacency, as_features  # noqa: E402
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density, dropout  # noqa: E402

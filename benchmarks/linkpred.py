@@ -1,6 +1,6 @@
 """Sampled link prediction speed: graphflow vs DGL's own recipe, and bounded-memory MRR.
 
-Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their reverses
+Graph: R-MAT (``graphflow.io.synthetic.rmat``) with 1M nodes and 5M edges plus their reverses
 (10M edges; ``--quick``: 100k nodes, 1M edges), 100 random features.
 
 1. **Training**, one process, alternating halves so that background load hits both alike:
@@ -26,7 +26,7 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py [--quick] [--allocator system]
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py --quick --epochs 2
 
-graphflow trains under the core policy of a ``link_prediction`` stage (``graphflow.cores``).
+graphflow trains under the core policy of a ``link_prediction`` stage (``graphflow.runtime.cores``).
 ``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
 setting: ``retain`` (default, what ``graphflow run`` sets) or ``system`` (glibc as it is).
 
@@ -49,9 +49,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from graphflow import allocator, cores  # noqa: E402
+from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow.generate import rmat  # noqa: E402
+from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
 from graphflow.linkpred.decoders import DotDecoder, decode  # noqa: E402
 from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None) -> int:
                         "of a number of batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
-                   help="malloc setting of the whole process, for both peers (graphflow.allocator; "
+                   help="malloc setting of the whole process, for both peers (graphflow.runtime.allocator; "
                         "default retain, as graphflow run sets it)")
     a = p.parse_args(argv)
     malloc = allocator.apply(a.allocator)["allocator"]

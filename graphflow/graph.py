@@ -23,7 +23,7 @@ import pyarrow as pa
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.linkpred.pairs import LinkSplit
+from graphflow.linkpred.held_out import LinkSplit
 
 
 class NodeIds:

@@ -61,7 +61,7 @@ def semi_structured_check(device: torch.device, *, rows: int = 64,
     """
     import torch
 
-    from graphflow import sparsity
+    from graphflow.pruning import two_four as sparsity
 
     out: dict[str, Any] = {"device": str(device)}
     try:

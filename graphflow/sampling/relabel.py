@@ -26,7 +26,7 @@ from __future__ import annotations
 import torch
 
 from graphflow.sampling.csc import CSCGraph
-from graphflow.sampling.rows import flat_nonzero
+from graphflow.sampling.per_row import flat_nonzero
 
 # Below nnz < N / SCAN_RATIO a sort of the sampled ids is cheaper than a scan of all N flags
 # (measured on the CPU: at nnz = N / 50 the scan is already twice as fast).

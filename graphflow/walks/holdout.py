@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import torch
 
-from graphflow.io.pairs import first_occurrences, undirected_keys
+from graphflow.io.edge_keys import first_occurrences, undirected_keys
 
 
 @dataclass

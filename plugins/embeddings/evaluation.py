@@ -15,7 +15,7 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError, DataError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.evaluate import classify, labelled, link_auc, random_split
+from graphflow.embeddings.evaluation import classify, labelled, link_auc, random_split
 from graphflow.walks.holdout import sample_non_edges
 
 

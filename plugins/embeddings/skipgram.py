@@ -9,13 +9,13 @@ from typing import Literal
 
 import torch
 
-from graphflow import cores
+from graphflow.runtime import cores
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
-from graphflow.walks.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
+from graphflow.embeddings.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
                                       SkipGramSettings, hogwild_workers, linear_lr)
 from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
@@ -99,7 +99,7 @@ class SkipGramTask(Task):
     dead end never forms a pair. The walks, their order and the noise all come from one
     generator seeded by ``seed``. The input vectors start as word2vec's random ones averaged
     over ``init_hops`` steps of the walk graph's transition matrix (0: word2vec's random start;
-    see :mod:`graphflow.walks.init`). On the CPU each walk batch is trained by ``workers``
+    see :mod:`graphflow.embeddings.smoothed_start`). On the CPU each walk batch is trained by ``workers``
     Hogwild threads (the core policy: one per core), each on its own share; with one worker a
     seed reproduces the embeddings exactly, with several the update interleaving varies. A
     graph with fewer nodes than one step's walk tokens (``batch_size * (walk_length + 1)``)
@@ -115,7 +115,7 @@ class SkipGramTask(Task):
     summary = "Skip-gram (word2vec SGNS) node embeddings from node2vec/deepwalk walks"
     Options = SkipGramOptions
     requires_sampler = True
-    workload = "walks"  # graphflow.cores: one Hogwild trainer per core
+    workload = "walks"  # graphflow.runtime.cores: one Hogwild trainer per core
 
     def run(self, ctx: RunContext) -> None:
         o = self.options

@@ -18,7 +18,7 @@ from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD
-from graphflow.sparsity import hold_masks, masked_layers
+from graphflow.pruning.two_four import hold_masks, masked_layers
 from graphflow.train.inputs import (FeatureSource, Targets, model_input, node_features,
                                     node_targets)
 from graphflow.train.loop import EpochLoop, LoopOptions
@@ -129,7 +129,7 @@ class NodeClassification(Task):
             lr: float | None = None) -> dict[str, float]:
         """Train ``model`` (built for this task's inputs) with this task's options; ``epochs``
         and ``lr`` override theirs (``epochs = 0``: only predict). 2:4 masks the model holds
-        (:mod:`graphflow.sparsity`) stay fixed. Logs the metrics, sets the artifacts and
+        (:mod:`graphflow.pruning.two_four`) stay fixed. Logs the metrics, sets the artifacts and
         returns the final figures. The ``sparsify`` task fine-tunes through this."""
         o = self.options
         section = ctx.stage.section if ctx.stage else "train"

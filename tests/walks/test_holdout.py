@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphflow.generate import sbm
+from graphflow.io.synthetic import sbm
 from graphflow.walks.holdout import hold_out_edges, sample_non_edges
 
 

@@ -7,7 +7,7 @@ from collections import Counter
 import pytest
 import torch
 
-from graphflow.walks.pairs import context_blocks, context_pairs, keep_probability, subsample
+from graphflow.embeddings.context_pairs import context_blocks, context_pairs, keep_probability, subsample
 
 
 def block_pairs(blocks):

@@ -1,7 +1,7 @@
 """Evaluate node embeddings: node classification by logistic regression, link prediction AUC.
 
 **Node classification** (DeepWalk / node2vec protocol): fit
-:class:`~graphflow.walks.logreg.LogisticRegression` on the training nodes' embeddings, predict
+:class:`~graphflow.embeddings.logreg.LogisticRegression` on the training nodes' embeddings, predict
 the test nodes. Multi-label data is one-vs-rest with top-``k`` prediction (``k`` = the node's
 number of true labels). The L2 penalty, unless given, is picked from :data:`L2_GRID` by
 accuracy on the validation nodes when there are some, else by 5-fold cross-validation on the
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import torch
 
 from graphflow.train.metrics import accuracy, f1_macro, f1_micro, roc_auc
-from graphflow.walks.logreg import LogisticRegression
+from graphflow.embeddings.logreg import LogisticRegression
 
 L2_GRID = (0.01, 0.03, 0.1, 0.3, 1.0, 3.0)
 """Candidate L2 penalties (features are standardised, so one grid fits most embeddings)."""

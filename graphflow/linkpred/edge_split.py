@@ -33,9 +33,9 @@ from graphflow.errors import DataError
 from graphflow.graph import NodeIds
 from graphflow.io.delimited import read_delimited
 from graphflow.io.factorize import factorize
-from graphflow.io.pairs import undirected_keys
+from graphflow.io.edge_keys import undirected_keys
 from graphflow.io.parquet import read_parquet
-from graphflow.linkpred.pairs import HeldOutPairs, LinkSplit
+from graphflow.linkpred.held_out import HeldOutPairs, LinkSplit
 from graphflow.walks.holdout import sample_non_edges
 
 FILE_SPLITS = ("train", "val", "test")

@@ -2,7 +2,7 @@
 
 import torch
 
-from graphflow.io.pairs import first_occurrences, first_occurrences_with_slots, undirected_keys
+from graphflow.io.edge_keys import first_occurrences, first_occurrences_with_slots, undirected_keys
 
 
 def test_undirected_keys_ignore_direction():

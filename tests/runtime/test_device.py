@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from graphflow.device import resolve_device, same_device
+from graphflow.runtime.device import resolve_device, same_device
 from graphflow.errors import DeviceError
 
 

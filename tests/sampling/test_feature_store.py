@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from graphflow.errors import DeviceError
-from graphflow.sampling.features import FeatureStore, choose_placement
+from graphflow.sampling.feature_store import FeatureStore, choose_placement
 
 CPU = torch.device("cpu")
 

@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from graphflow.generate import rmat, sbm
+from graphflow.io.synthetic import rmat, sbm
 
 
 def test_sbm_is_simple_undirected_and_seeded():
@@ -55,7 +55,7 @@ def test_generators_reject_bad_arguments():
 
 
 def test_overlapping_communities_are_undirected_multilabel_and_dense():
-    from graphflow.generate import overlapping_communities
+    from graphflow.io.synthetic import overlapping_communities
 
     g = overlapping_communities(600, 12, 40.0, seed=3)
     assert g.label.shape == (600, 12) and set(g.label.unique().tolist()) <= {0.0, 1.0}

@@ -15,7 +15,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from graphflow.signals import (Terminated, deferred, finishing, handle_signals, pending,
+from graphflow.runtime.signals import (Terminated, deferred, finishing, handle_signals, pending,
                                safe_point)
 
 STARTUP_BOUND = 90.0  # seconds for a subprocess to import torch + DGL and reach training

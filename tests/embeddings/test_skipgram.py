@@ -7,8 +7,8 @@ import torch
 
 from graphflow.walks.csr import from_edges
 from graphflow.walks.node2vec import random_walks
-from graphflow.walks.pairs import context_pairs
-from graphflow.walks.skipgram import SUM_LIMIT, SkipGram, SkipGramSettings, linear_lr, sparse_sgd
+from graphflow.embeddings.context_pairs import context_pairs
+from graphflow.embeddings.skipgram import SUM_LIMIT, SkipGram, SkipGramSettings, linear_lr, sparse_sgd
 
 CPU = torch.device("cpu")
 
@@ -157,7 +157,7 @@ def test_bfloat16_products_track_float32():
 
 
 def test_auto_precision_follows_the_hardware():
-    from graphflow.walks.skipgram import bf16_matmul_supported, matmul_dtype
+    from graphflow.embeddings.skipgram import bf16_matmul_supported, matmul_dtype
 
     cpu = torch.device("cpu")
     expected = torch.bfloat16 if bf16_matmul_supported(cpu) else torch.float32
@@ -227,7 +227,7 @@ def test_a_failing_hogwild_worker_raises_in_the_caller():
 
 
 def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
-    from graphflow.walks.skipgram import hogwild_workers
+    from graphflow.embeddings.skipgram import hogwild_workers
 
     assert hogwild_workers(2, 10_000, 64 * 81) == 2
     assert hogwild_workers(2, 2_000, 64 * 81) == 1  # every row in every step
@@ -235,7 +235,7 @@ def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
 
 
 def test_hogwild_workers_share_the_row_cap_only_where_every_row_is_in_every_step():
-    from graphflow.walks.skipgram import SUM_LIMIT, hogwild_sum_limit
+    from graphflow.embeddings.skipgram import SUM_LIMIT, hogwild_sum_limit
 
     assert hogwild_sum_limit(2, 20_000, 64 * 81) == SUM_LIMIT  # rows rarely meet: full cap
     assert hogwild_sum_limit(2, 2_000, 64 * 81) == SUM_LIMIT / 2  # forced small graph
@@ -246,8 +246,8 @@ def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
     """The task's default rate (above word2vec's 0.025, see DEFAULT_LR) stays stable where
     p = 0.25 walks keep returning, so that rows repeat within a step and hit the row cap,
     with two Hogwild workers, as on the benchmark's SBM: finite tables, communities apart."""
-    from graphflow.generate import sbm
-    from graphflow.walks.skipgram import DEFAULT_LR
+    from graphflow.io.synthetic import sbm
+    from graphflow.embeddings.skipgram import DEFAULT_LR
     from graphflow_plugins.embeddings.skipgram import SkipGramOptions
 
     assert SkipGramOptions().lr == DEFAULT_LR

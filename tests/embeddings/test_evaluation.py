@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphflow.walks.evaluate import choose_l2, classify, link_auc, random_split
-from graphflow.walks.logreg import LogisticRegression
+from graphflow.embeddings.evaluation import choose_l2, classify, link_auc, random_split
+from graphflow.embeddings.logreg import LogisticRegression
 
 
 def clustered(n=200, classes=4, dim=8, noise=0.6, seed=0):

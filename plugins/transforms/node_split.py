@@ -8,7 +8,7 @@ from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
-from graphflow.io.split import MASKS, check_sizes, stratified_split
+from graphflow.io.node_split import MASKS, check_sizes, stratified_split
 from graphflow.options import option
 
 

@@ -7,7 +7,7 @@ import pytest
 import torch
 from scipy import stats
 
-from graphflow.walks.negatives import UnigramTable
+from graphflow.sampling.unigram import UnigramTable
 
 
 def test_draws_follow_degree_to_the_three_quarters():

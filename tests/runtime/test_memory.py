@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 import torch
 
-from graphflow import memory
+from graphflow.runtime import memory
 from graphflow.components import Transform
 from graphflow.options import option
 from graphflow.plugin import hookimpl

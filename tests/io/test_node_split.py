@@ -1,7 +1,7 @@
 import pytest
 import torch
 
-from graphflow.io.split import check_sizes, stratified_split
+from graphflow.io.node_split import check_sizes, stratified_split
 
 
 def _labels() -> torch.Tensor:

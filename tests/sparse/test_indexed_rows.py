@@ -11,7 +11,7 @@ from graphflow.nn.sage import SAGEConv
 from graphflow.nn.stack import GNNStack
 from graphflow.sparse import Adjacency, spmm, spmm_cat
 from graphflow.sparse.features import dropout, linear, matmul, to_dense
-from graphflow.sparse.rows import IndexedRows, materialize
+from graphflow.sparse.indexed_rows import IndexedRows, materialize
 
 
 def case(seed: int = 0, num_src: int = 20, num_dst: int = 8, edges: int = 60, feats: int = 6):

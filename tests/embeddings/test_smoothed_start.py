@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from graphflow.walks.csr import from_edges
-from graphflow.walks.init import smoothed
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings
+from graphflow.embeddings.smoothed_start import smoothed
+from graphflow.embeddings.skipgram import SkipGram, SkipGramSettings
 
 CPU = torch.device("cpu")
 

@@ -2,7 +2,7 @@
 
 Every node ``v`` has an input vector :math:`e_v` (the embedding) and an output vector
 :math:`c_v`. For a positive pair ``(v, u)`` (``u`` within ``v``'s window in a walk) and noise
-nodes :math:`n \\sim P_n` (see :mod:`graphflow.walks.negatives`), word2vec minimises
+nodes :math:`n \\sim P_n` (see :mod:`graphflow.sampling.unigram`), word2vec minimises
 
 .. math::
 
@@ -10,7 +10,7 @@ nodes :math:`n \\sim P_n` (see :mod:`graphflow.walks.negatives`), word2vec minim
 
 **Blocked computation.** A walk of at most ``chunk`` nodes is one block, whose centers and
 context are the walk itself; longer walks are cut into chunks of ``C`` centers, each seeing the
-``C + 2w`` nodes around it (:func:`graphflow.walks.pairs.context_blocks`). A block's ``M`` noise
+``C + 2w`` nodes around it (:func:`graphflow.embeddings.context_pairs.context_blocks`). A block's ``M`` noise
 nodes are shared by its centers. Stacking the output vectors of the block's context (``S``
 rows) and noise nodes (``M`` rows) into :math:`X` ((S + M), D), all its scores are one product
 
@@ -90,9 +90,9 @@ from typing import Literal
 import torch
 
 from graphflow.walks.csr import WalkGraph
-from graphflow.walks.init import smoothed
-from graphflow.walks.negatives import UnigramTable
-from graphflow.walks.pairs import context_blocks, keep_probability, subsample
+from graphflow.embeddings.smoothed_start import smoothed
+from graphflow.sampling.unigram import UnigramTable
+from graphflow.embeddings.context_pairs import context_blocks, keep_probability, subsample
 
 NOISE_FACTOR = 2
 """Default noise nodes per block: ``NOISE_FACTOR * K * (w + 1)`` (see :class:`SkipGramSettings`)."""
@@ -112,7 +112,7 @@ at 0.03 (higher for every seed); the dense graph (3% of tokens in such rows) 0.2
 
 INIT_HOPS = 4
 """Default transition steps of the input vectors' graph-smoothed start (0: word2vec's random
-start; see :mod:`graphflow.walks.init`): four, as FastRP's default powers 1-4. On the walks of
+start; see :mod:`graphflow.embeddings.smoothed_start`): four, as FastRP's default powers 1-4. On the walks of
 ``benchmarks/node2vec.py`` (2 Hogwild workers, seeds 0-2) macro-F1 went from 0.254 to 0.298 on
 the dense graph and from 0.779 to 0.785 on the SBM; Cora and CiteSeer (seeds 0-5, half the
 nodes train) moved by +0.1 and +0.3 points of accuracy (docs/node2vec.md)."""
@@ -137,7 +137,7 @@ class SkipGramSettings:
         sigmoid stay float32): ``auto`` takes bfloat16 where the device multiplies it natively
         (CPUs with AVX512-BF16 / AMX, CUDA GPUs with bf16 support), else float32.
     :ivar init_hops: ``h``: the input vectors start as word2vec's random ones averaged over
-        ``h`` steps of the walk graph's transition matrix (:mod:`graphflow.walks.init`); 0
+        ``h`` steps of the walk graph's transition matrix (:mod:`graphflow.embeddings.smoothed_start`); 0
         keeps word2vec's random start.
     """
 
@@ -162,11 +162,11 @@ class SkipGram:
 
     :param num_nodes: N. :param settings: hyper-parameters.
     :param frequency: float (N,) node frequencies for the noise table and subsampling
-        (in-strengths; see :mod:`graphflow.walks.negatives`).
+        (in-strengths; see :mod:`graphflow.sampling.unigram`).
     :param device: where the tables live and training runs.
     :param generator: seeded ``torch.Generator`` on ``device``.
     :param graph: the walk graph, needed when ``settings.init_hops > 0`` (the input vectors
-        then start graph-smoothed, :func:`graphflow.walks.init.smoothed`).
+        then start graph-smoothed, :func:`graphflow.embeddings.smoothed_start.smoothed`).
     """
 
     def __init__(self, num_nodes: int, settings: SkipGramSettings, frequency: torch.Tensor,

@@ -1,10 +1,10 @@
-"""graphflow.dropout: torch's dropout contract, with masks from raw random bits."""
+"""graphflow.sparse.dropout: torch's dropout contract, with masks from raw random bits."""
 
 import pytest
 import torch
 import torch.nn.functional as F
 
-from graphflow.dropout import MIN_ELEMENTS, dropout, keep_mask
+from graphflow.sparse.dropout import MIN_ELEMENTS, dropout, keep_mask
 
 
 @pytest.mark.parametrize("p", [0.5, 0.25, 0.1, 0.3, 0.9])

@@ -4,7 +4,7 @@ import resource
 import pytest
 import torch
 
-from graphflow import allocator
+from graphflow.runtime import allocator
 
 glibc = pytest.mark.skipif(platform.libc_ver()[0] != "glibc", reason="mallopt is glibc's")
 

@@ -10,7 +10,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
 from graphflow.graph import GraphData, NodeIds
-from graphflow.linkpred.split import file_split, is_symmetric, random_split
+from graphflow.linkpred.edge_split import file_split, is_symmetric, random_split
 from graphflow_plugins.transforms.link_split import LinkSplitOptions
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphflow.cores import CoreOptions, CorePlan, applied, plan, policy
+from graphflow.runtime.cores import CoreOptions, CorePlan, applied, plan, policy
 from graphflow.errors import ConfigError
 from graphflow.manager import create_host
 from graphflow.plugin import hookimpl

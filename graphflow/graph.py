@@ -16,14 +16,16 @@ so that every exporter can write them back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.linkpred.held_out import LinkSplit
+
+if TYPE_CHECKING:  # graph.py does not import linkpred/ at run time
+    from graphflow.linkpred.held_out import LinkSplit
 
 
 class NodeIds:

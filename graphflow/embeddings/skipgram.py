@@ -186,7 +186,7 @@ class SkipGram:
             if graph is None:
                 raise ValueError(f"init_hops = {settings.init_hops} needs the walk graph")
             self.emb[:num_nodes] = smoothed(self.emb[:num_nodes], graph, settings.init_hops)
-        self.ctx = torch.zeros(num_nodes + 1, d, device=device)  # (N + 1, D) output vectors
+        self.out_emb = torch.zeros(num_nodes + 1, d, device=device)  # (N + 1, D) output vectors
         freq = frequency.to(device=device, dtype=torch.float64)
         self.noise = UnigramTable(freq)
         total = float(freq.sum())
@@ -221,7 +221,7 @@ class SkipGram:
         others = torch.cat([context, noise], 1).reshape(-1)  # (G*(S+M),)
         mm = self.matmul_dtype  # products in bfloat16 where the hardware has it; rest float32
         e = self.emb.index_select(0, centers).view(g, c, s.dim).to(mm)  # (G, C, D)
-        x = self.ctx.index_select(0, others).view(g, span + m, s.dim).to(mm)  # (G, S+M, D)
+        x = self.out_emb.index_select(0, others).view(g, span + m, s.dim).to(mm)  # (G, S+M, D)
         pos = blocks.positive.to(self.emb.dtype)  # (G, C, S)
         n_pos = pos.sum(2, keepdim=True)  # (G, C, 1)
         weight_n = n_pos * (s.negatives / m)  # (G, C, 1) each shared noise term's weight
@@ -237,7 +237,7 @@ class SkipGram:
         grad_e = torch.bmm(grad, x).view(-1, s.dim).float()  # (G*C, D)
         grad_x = torch.bmm(grad.transpose(1, 2), e).view(-1, s.dim).float()  # (G*(S+M), D)
         sparse_sgd(self.emb, centers, grad_e, lr, sum_limit)
-        sparse_sgd(self.ctx, others, grad_x, lr, sum_limit)
+        sparse_sgd(self.out_emb, others, grad_x, lr, sum_limit)
         return loss.detach(), n_pos.sum()
 
     def fit(self, walks: torch.Tensor, lr: float, done: int, total: int,
@@ -319,7 +319,7 @@ class SkipGram:
             raise ValueError(f"readout = {readout!r}: must be one of {', '.join(READOUTS)}")
         emb = self.emb[: self.num_nodes].detach()
         if readout == "sum":
-            emb = emb + self.ctx[: self.num_nodes].detach()
+            emb = emb + self.out_emb[: self.num_nodes].detach()
         return emb.float().cpu().clone()
 
 

@@ -29,9 +29,9 @@ def test_step_is_sparse_sgd_along_the_autograd_gradient():
                                 shared_negatives=4, precision="float32")
     gen = torch.Generator().manual_seed(0)
     model = SkipGram(graph.num_nodes, settings, graph.in_strength(), CPU, gen, graph=graph)
-    model.ctx.normal_(0, 0.3, generator=torch.Generator().manual_seed(1))  # non-zero outputs
+    model.out_emb.normal_(0, 0.3, generator=torch.Generator().manual_seed(1))  # non-zero outputs
     walks = torch.tensor([[0, 1, 2, 3, 1, -1], [9, 10, 11, 8, 0, 1]])
-    emb0, ctx0 = model.emb.clone(), model.ctx.clone()
+    emb0, out0 = model.emb.clone(), model.out_emb.clone()
     state = gen.get_state()
     lr = 0.01
     loss, pairs = model.step(walks, lr)
@@ -40,7 +40,7 @@ def test_step_is_sparse_sgd_along_the_autograd_gradient():
     gen.set_state(state)
     noise = model.noise.sample(2 * 4, gen).view(2, 4)
     e = emb0.clone().requires_grad_(True)
-    c = ctx0.clone().requires_grad_(True)
+    c = out0.clone().requires_grad_(True)
     ref = torch.zeros((), dtype=torch.float64)
     n_pairs = 0
     for b in range(2):
@@ -65,7 +65,7 @@ def test_step_is_sparse_sgd_along_the_autograd_gradient():
     center_count = torch.bincount(valid, minlength=n).double()
     out_count = torch.bincount(torch.cat([valid, noise.reshape(-1)]), minlength=n).double()
     for table, before, grad, count in ((model.emb, emb0, e.grad, center_count),
-                                       (model.ctx, ctx0, c.grad, out_count)):
+                                       (model.out_emb, out0, c.grad, out_count)):
         step = -lr * grad[:n] / (count / SUM_LIMIT).clamp(min=1)[:, None]
         assert torch.allclose(table[:n] - before[:n], step.float(), atol=1e-6)
         touched = count > 0
@@ -86,12 +86,12 @@ def test_rows_never_seen_stay_unchanged():
     graph = two_cliques()  # nodes 16 and 17 are isolated: in no walk, never noise
     model = SkipGram(graph.num_nodes, SkipGramSettings(dim=8, window=3), graph.in_strength(),
                      CPU, torch.Generator().manual_seed(0), graph=graph)
-    emb0, ctx0 = model.embeddings(), model.ctx[:18].clone()
+    emb0, out0 = model.embeddings(), model.out_emb[:18].clone()
     walks = random_walks(graph, torch.arange(16), 10, generator=torch.Generator().manual_seed(0))
     for _ in range(3):
         model.step(walks, 0.1)
     emb1 = model.embeddings()
-    assert torch.equal(emb1[16:], emb0[16:]) and torch.equal(model.ctx[16:18], ctx0[16:])
+    assert torch.equal(emb1[16:], emb0[16:]) and torch.equal(model.out_emb[16:18], out0[16:])
     assert not torch.equal(emb1[:16], emb0[:16])
 
 
@@ -190,7 +190,7 @@ def test_fit_is_steps_on_chunks_with_the_decaying_rate():
         step_loss, step_pairs = stepped.step(chunk, linear_lr(0.1, 10 + 20 * i, 100))
         manual_loss += float(step_loss)
         manual_pairs += float(step_pairs)
-    assert torch.equal(fitted.emb, stepped.emb) and torch.equal(fitted.ctx, stepped.ctx)
+    assert torch.equal(fitted.emb, stepped.emb) and torch.equal(fitted.out_emb, stepped.out_emb)
     assert float(loss) == pytest.approx(manual_loss) and float(pairs) == manual_pairs
 
 
@@ -208,7 +208,7 @@ def test_hogwild_workers_train_every_walk_and_separate_the_communities():
     assert done == 640 and torch.isfinite(loss)
     # Every walk trained once: the same positive pairs in total (windows differ per worker).
     assert abs(float(pairs) - float(pairs_one)) < 0.1 * float(pairs_one)
-    assert torch.isfinite(two.emb).all() and torch.isfinite(two.ctx).all()
+    assert torch.isfinite(two.emb).all() and torch.isfinite(two.out_emb).all()
     z = torch.nn.functional.normalize(two.embeddings()[:16], dim=1)
     sim = z @ z.t()
     same = torch.block_diag(torch.ones(8, 8), torch.ones(8, 8)).bool()
@@ -263,7 +263,7 @@ def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
     model = SkipGram(1200, SkipGramSettings(dim=16, window=5), graph.in_strength(), CPU, gen,
                      graph=graph)
     loss, pairs, _ = model.fit(walks, DEFAULT_LR, 0, 12000, step_walks=16, workers=2)
-    assert torch.isfinite(model.emb).all() and torch.isfinite(model.ctx).all()
+    assert torch.isfinite(model.emb).all() and torch.isfinite(model.out_emb).all()
     # Mean loss per pair well below the untrained (1 + K) log 2 = 4.2 (2.3 measured; at lr
     # 0.1 it was 32 on these walks, at 0.2 NaN).
     assert float(loss / pairs) < 3.0
@@ -283,7 +283,7 @@ def test_readouts_are_the_input_vectors_or_input_plus_output():
     n = graph.num_nodes
     assert torch.equal(model.embeddings(), model.emb[:n])
     assert torch.equal(model.embeddings("input"), model.emb[:n])
-    assert torch.allclose(model.embeddings("sum"), model.emb[:n] + model.ctx[:n])
+    assert torch.allclose(model.embeddings("sum"), model.emb[:n] + model.out_emb[:n])
     assert not torch.equal(model.embeddings("sum"), model.embeddings("input"))
     with pytest.raises(ValueError, match=r"readout = 'both': must be one of input, sum"):
         model.embeddings("both")

@@ -14,7 +14,7 @@ training edges that must already be in the graph (they are accepted, not added).
 
 **Negatives**: ``negatives`` per held-out positive, drawn uniformly among the node pairs that
 are not an edge of the *full* graph (before the hold-out) in either direction, nor a
-self-pair, nor drawn twice (:func:`graphflow.walks.holdout.sample_non_edges`: vectorised
+self-pair, nor drawn twice (:func:`sample_non_edges`: vectorised
 rejection against the sorted edge keys). A split file that lists negatives for a split keeps
 them; a split without negatives gets them drawn.
 """
@@ -33,10 +33,9 @@ from graphflow.errors import DataError
 from graphflow.graph import NodeIds
 from graphflow.io.delimited import read_delimited
 from graphflow.io.factorize import factorize
-from graphflow.io.edge_keys import undirected_keys
+from graphflow.io.edge_keys import first_occurrences, undirected_keys
 from graphflow.io.parquet import read_parquet
 from graphflow.linkpred.held_out import HeldOutPairs, LinkSplit
-from graphflow.walks.holdout import sample_non_edges
 
 FILE_SPLITS = ("train", "val", "test")
 
@@ -47,6 +46,31 @@ def is_symmetric(src: torch.Tensor, dst: torch.Tensor, num_nodes: int) -> bool:
     rev = dst * num_nodes + src
     pos = torch.searchsorted(keys, rev).clamp(max=max(keys.numel() - 1, 0))
     return bool((keys.numel() == 0) or (keys[pos] == rev).all())
+
+
+def sample_non_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int, count: int,
+                     generator: torch.Generator | None = None) -> torch.Tensor:
+    """int64 (2, count) distinct pairs ``u < v`` joined by no edge in either direction.
+
+    Draws in vectorised rounds of uniform pairs and rejects edges, self-pairs and repeats.
+    """
+    if num_nodes < 2:
+        raise ValueError("need at least two nodes to sample non-edges")
+    edges = torch.unique(undirected_keys(src, dst, num_nodes))
+    possible = num_nodes * (num_nodes - 1) // 2 - int((edges // num_nodes != edges % num_nodes).sum())
+    if count > possible:
+        raise ValueError(f"asked for {count} non-edges but the graph has only {possible}")
+    found = torch.zeros(0, dtype=torch.int64)
+    while found.numel() < count:
+        draw = max(2 * (count - found.numel()), 1024)
+        a = torch.randint(num_nodes, (draw,), generator=generator)
+        b = torch.randint(num_nodes, (draw,), generator=generator)
+        key = undirected_keys(a, b, num_nodes)
+        key = key[(a != b) & ~torch.isin(key, edges)]
+        found = torch.cat([found, key])
+        found = found[first_occurrences(found)]  # drop repeats, keep the order of drawing
+    found = found[:count]
+    return torch.stack([found // num_nodes, found % num_nodes])
 
 
 def pair_keys(src: torch.Tensor, dst: torch.Tensor, num_nodes: int,

@@ -15,9 +15,9 @@ from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
+from graphflow.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow.embeddings.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
                                       SkipGramSettings, hogwild_workers, linear_lr)
-from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
 
@@ -179,7 +179,7 @@ class SkipGramTask(Task):
         if o.eval:
             options = EvalOptions(classification="label" in ctx.graph().graph.ndata,
                                   train_fraction=o.eval_train_fraction,
-                                  link_prediction=walks_data.heldout is not None)
+                                  link_prediction=ctx.graph().links is not None)
             if options.classification or options.link_prediction:
                 evaluate_embeddings(ctx, ctx.artifacts.embeddings, options)
             else:

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from graphflow.embeddings.evaluation import choose_l2, classify, link_auc, random_split
-from graphflow.embeddings.logreg import LogisticRegression
+from graphflow.embeddings.evaluation import LogisticRegression
 
 
 def clustered(n=200, classes=4, dim=8, noise=0.6, seed=0):

@@ -10,7 +10,8 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
 from graphflow.graph import GraphData, NodeIds
-from graphflow.linkpred.edge_split import file_split, is_symmetric, random_split
+from graphflow.io.synthetic import sbm
+from graphflow.linkpred.edge_split import file_split, is_symmetric, random_split, sample_non_edges
 from graphflow_plugins.transforms.link_split import LinkSplitOptions
 
 
@@ -124,3 +125,19 @@ def test_split_file_errors_name_file_row_and_value(tmp_path):
     with pytest.raises(DataError, match=r"s.parquet, row 0: label 2 must be 1"):
         file_split(data.graph, data.ids, tmp_path / "s.parquet", negatives=1,
                    undirected=True, generator=torch.Generator())
+
+
+def test_non_edges_are_distinct_and_not_edges():
+    g = sbm(100, 2, 0, p_in=0.1, p_out=0.01, seed=1)
+    neg = sample_non_edges(g.src, g.dst, 100, 500, torch.Generator().manual_seed(0))
+    assert neg.shape == (2, 500)
+    pairs = [tuple(p) for p in neg.t().tolist()]
+    edges = set(zip(g.src.tolist(), g.dst.tolist()))
+    assert len(set(pairs)) == 500 and all(u < v for u, v in pairs)
+    assert not any((u, v) in edges for u, v in pairs)
+
+
+def test_too_many_non_edges_is_an_error():
+    src, dst = torch.tensor([0, 1, 1, 2, 0, 2]), torch.tensor([1, 0, 2, 1, 2, 0])
+    with pytest.raises(ValueError, match="only 0"):
+        sample_non_edges(src, dst, 3, 1)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 import torch
 
-from graphflow.embeddings.logreg import LogisticRegression
+from graphflow.embeddings.evaluation import LogisticRegression
 
 
 def blobs(n=300, classes=4, dim=10, seed=0):

@@ -9,7 +9,7 @@ more than twice that is free. So batches fault their big tensors in again, page 
 this project's 2-core VM a sampled 3-layer GraphSAGE batch on a 1M-node graph
 (``benchmarks/batch_parts.py``, 100 batches) took 1.8-2.3k minor faults, 40.1-40.3 ms of model
 work and a 3.5-4.0 ms feature gather; with the memory kept, 87-523 faults, 38.8-39.0 ms and
-2.8-3.0 ms. Whole epochs: docs/history/sampling.md, "Third session".
+2.8-3.0 ms. Whole epochs: docs/cores.md and docs/sampling.md.
 
 :func:`apply` raises the mmap threshold to :data:`MMAP_THRESHOLD` and the trim threshold to
 :data:`TRIM_THRESHOLD` with ``mallopt``, as ``MALLOC_MMAP_THRESHOLD_`` /

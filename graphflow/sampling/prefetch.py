@@ -19,8 +19,8 @@ default 5 ms (:func:`short_switch_interval`). A worker's sampling is hundreds of
 torch calls of 1-4 us each, which release the GIL inside; a worker coming back from one
 waits for the GIL until the holder releases it or the interval expires. Two workers'
 ``iterate`` over the sampling benchmark's graph (1M nodes, 20M edges, 160 batches) gained
-3-5% with 0.5 ms (58.9 -> 60.6 M edges/s, five alternating rounds in one process; figures
-in docs/history/sampling.md, "Eighth session"); measured on the CPU only, so CUDA workers keep
+3-5% with 0.5 ms (58.9 -> 60.6 M edges/s, five alternating rounds in one process);
+measured on the CPU only, so CUDA workers keep
 Python's interval. The caller's interval is put back when the last running prefetch ends;
 an interval the caller set shorter is kept.
 """

@@ -24,5 +24,6 @@ def test_the_scaffold_templates_import_only_the_api():
     templates = Path(api.__file__).parent / "scaffold" / "templates" / "src"
     for path in templates.rglob("*.tmpl"):
         imports = [line for line in path.read_text().splitlines()
-                   if line.startswith("from graphflow") and not line.startswith("from graphflow.api")]
+                   if line.startswith("from graphflow")
+                   and not line.startswith("from graphflow.api")]
         assert imports == [], f"{path.name}: {imports}"

@@ -1,10 +1,10 @@
 """Evaluate node embeddings: node classification by logistic regression, link prediction AUC.
 
-**Node classification** (DeepWalk / node2vec protocol): fit :class:`LogisticRegression` on
-the training nodes' embeddings, predict the test nodes. Multi-label data is one-vs-rest with top-``k`` prediction (``k`` = the node's
-number of true labels). The L2 penalty, unless given, is picked from :data:`L2_GRID` by
-accuracy on the validation nodes when there are some, else by 5-fold cross-validation on the
-training nodes; the test nodes are never looked at to choose it.
+**Node classification** (DeepWalk / node2vec protocol): fit :class:`LogisticRegression` on the
+training nodes' embeddings, predict the test nodes. Multi-label data is one-vs-rest with
+top-``k`` prediction (``k`` = the node's number of true labels). The L2 penalty, unless given,
+is picked from :data:`L2_GRID` by accuracy on the validation nodes when there are some, else by
+5-fold cross-validation on the training nodes; the test nodes are never looked at to choose it.
 
 **Link prediction**: score a pair by the cosine similarity of its embeddings and report the ROC
 AUC of the held-out test edges against their fixed negatives (the ``link_split`` transform's

@@ -3,7 +3,8 @@
 An edge's key is ``src * N + dst`` (directed) or ``min * N + max`` (its undirected pair, see
 :func:`undirected_keys`); deduplicating edges is keeping the first occurrence of each key
 (:func:`first_occurrences`). Shared by undirected loading (:mod:`graphflow.io.assemble`), the
-``dedup`` and ``bidirected`` transforms and the ``link_split`` edge hold-out (:mod:`graphflow.linkpred.edge_split`).
+``dedup`` and ``bidirected`` transforms and the ``link_split`` edge hold-out
+(:mod:`graphflow.linkpred.edge_split`).
 """
 
 from __future__ import annotations

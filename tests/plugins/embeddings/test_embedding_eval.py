@@ -122,7 +122,8 @@ def test_skipgram_eval_includes_link_prediction_when_edges_were_held_out(run_tom
 
 def test_link_prediction_without_held_out_edges_says_how_to_get_them(run_toml):
     with pytest.raises(ConfigError, match=r"\[train.1\] embedding_eval: link_prediction = true "
-                                          r'needs held-out edges: add a \[\[transform\]\] type = "link_split"'):
+                                          r"needs held-out edges: add a \[\[transform\]\] "
+                                          r'type = "link_split"'):
         run_toml(pipeline(eval_extra="link_prediction = true"))
 
 

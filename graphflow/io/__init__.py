@@ -9,4 +9,5 @@
 * :mod:`~graphflow.io.edge_keys`: edge keys and first occurrences (deduplicating edges).
 * :mod:`~graphflow.io.dglfile`: DGL binary files carrying ids and metadata.
 * :mod:`~graphflow.io.node_split`: seeded, stratified train/val/test masks.
+* :mod:`~graphflow.io.synthetic`: seeded SBM and R-MAT generators (the ``synthetic`` loader).
 """

@@ -12,8 +12,8 @@ threads on this machine:
   ``graphflow.sampling.sampler.gather_threads``); the two alternate which goes first, since
   the second reads rows the first brought into the cache;
 * ``forward`` / ``backward`` / ``adam``: the model on the batch, its first layer reading the
-  feature table in place (``IndexedRows``, as inline-sampled training does since issue 12's
-  fifth session; the two gathers above are then what that saves, not part of a step);
+  feature table in place (``IndexedRows``, as inline-sampled training does; the two
+  gathers above are then what that saves, not part of a step);
 * ``faults``: minor page faults (``getrusage``) per batch over the whole loop.
 
 Run it once per allocator setting to see what keeping freed memory does (each setting is
@@ -42,10 +42,10 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from graphflow import allocator, cores  # noqa: E402
+from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
-from graphflow.sparse.rows import IndexedRows  # noqa: E402
+from graphflow.sparse.indexed_rows import IndexedRows  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 

@@ -8,7 +8,7 @@ graphflow's ids and metadata. The peer is ``dgl.load_graphs`` alone, on the same
 
 * Cora, written by graphflow's ``dgl`` exporter (planetoid loader from ``--planetoid``, the
   shared raw files): 2,708 nodes, 10,556 edges, 1,433 features, ids and metadata;
-* R-MAT graphs (``graphflow.generate.rmat``) with 16 float features per node, written by the
+* R-MAT graphs (``graphflow.io.synthetic.rmat``) with 16 float features per node, written by the
   same ``save_graph``: 100k nodes / 1M edges, and 1M nodes / 10M edges (not with ``--quick``).
 
 After one untimed run of each, the peers alternate run by run in one process (``--repeats``);
@@ -35,7 +35,7 @@ import torch
 
 from graphflow.cli.main import main as graphflow_main
 from graphflow.compat.dgl import dgl
-from graphflow.generate import rmat
+from graphflow.io.synthetic import rmat
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io import dglfile
 

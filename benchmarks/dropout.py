@@ -1,4 +1,4 @@
-"""Dropout on the CPU: torch's ``F.dropout`` vs ``graphflow.dropout.dropout``, side by side.
+"""Dropout on the CPU: torch's ``F.dropout`` vs ``graphflow.sparse.dropout.dropout``, side by side.
 
 The shapes are those a training step drops (the ``[model] dropout`` default 0.5 applies to
 every layer's input):
@@ -16,7 +16,7 @@ GraphSAGE against DGL, each with its own dropout) and ``benchmarks/gcn.py``::
 
     flock /tmp/graphflow-bench.lock python benchmarks/dropout.py
 
-The process keeps freed memory as ``graphflow run`` does (``graphflow.allocator``,
+The process keeps freed memory as ``graphflow run`` does (``graphflow.runtime.allocator``,
 ``--allocator system`` for glibc's default). The last line is one JSON object.
 """
 
@@ -36,8 +36,8 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from graphflow import allocator  # noqa: E402
-from graphflow.dropout import dropout  # noqa: E402
+from graphflow.runtime import allocator  # noqa: E402
+from graphflow.sparse.dropout import dropout  # noqa: E402
 
 CASES = [  # name, shape, needs a backward
     ("sage input", (82_000, 100), False),

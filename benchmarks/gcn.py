@@ -1,7 +1,7 @@
 """GCN training speed: graphflow's sparse layers vs DGL ``GraphConv``, side by side.
 
 Both models are 2-layer GCNs (hidden 16, ReLU, dropout 0.5 between the layers, Adam), built
-with the same initial weights (each peer with its own dropout: graphflow's ``graphflow.dropout``,
+with the same initial weights (each peer with its own dropout: graphflow's ``graphflow.sparse.dropout``,
 torch's for DGL; both with the same Adam, lr 0.01, weight decay 5e-4, torch's fused kernel,
 as ``graphflow run`` builds it), on the same graph (with self-loops, DGL's formats built
 before timing), features and device, with the same threads (``--threads`` sets torch's and
@@ -44,7 +44,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow.generate import sbm  # noqa: E402
+from graphflow.io.synthetic import sbm  # noqa: E402
 from graphflow.nn import GCNConv  # noqa: E402
 from graphflow.sparse import Adjacency, as_features  # noqa: E402
 from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, density, dropout  # noqa: E402

@@ -27,7 +27,7 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from graphflow.generate import rmat  # noqa: E402
+from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.nn import GCNConv  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 

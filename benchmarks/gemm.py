@@ -2,7 +2,7 @@
 
 ``graphflow.sparse.gemm`` runs ``x @ W^T + b`` and its two gradients through MKL or oneDNN on
 the CPU, per shape bucket as measured on the machine (``[pipeline] gemm = "auto"``,
-``graphflow.calibrate``). This times the three products of each shape with both
+``graphflow.runtime.calibrate``). This times the three products of each shape with both
 backends in one process, alternating call by call, and prints the ratio. The shapes are a
 sampled GraphSAGE batch's (``benchmarks/sampling.py``: 1024 seeds, fanouts [15, 10, 5],
 hidden 256, 100 features; the row count changes every batch, so each call draws it within

@@ -28,10 +28,10 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
-from graphflow.generate import overlapping_communities, rmat  # noqa: E402
+from graphflow.io.synthetic import overlapping_communities, rmat  # noqa: E402
 from graphflow.walks.csr import WalkGraph, from_edges  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings  # noqa: E402
+from graphflow.embeddings.skipgram import SkipGram, SkipGramSettings  # noqa: E402
 
 
 class PerWorkerCap(SkipGram):

@@ -20,7 +20,7 @@ the process's baseline while it runs (sampled every 10 ms).
 
 ``--quick`` uses 1M edges. The last output line is one JSON object with the figures.
 
-``--rmat`` times ``graphflow.generate.rmat`` (alias tables over 7 levels at a time, cache-sized
+``--rmat`` times ``graphflow.io.synthetic.rmat`` (alias tables over 7 levels at a time, cache-sized
 chunks) against the straightforward one-draw-per-level R-MAT it replaced, both vectorised in
 torch, on 1M nodes / 20M edges (``--quick``: 100k / 2M), alternating runs.
 """
@@ -53,7 +53,7 @@ import torch  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.config import load_config  # noqa: E402
-from graphflow.generate import rmat  # noqa: E402
+from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.io.atomic import atomic_path  # noqa: E402
 from graphflow.manager import create_host  # noqa: E402
 from graphflow.runner import run_pipeline  # noqa: E402

@@ -1,6 +1,6 @@
 """Sampled link prediction speed: graphflow vs DGL's own recipe, and bounded-memory MRR.
 
-Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their reverses
+Graph: R-MAT (``graphflow.io.synthetic.rmat``) with 1M nodes and 5M edges plus their reverses
 (10M edges; ``--quick``: 100k nodes, 1M edges), 100 random features.
 
 1. **Training**, one process, alternating halves so that background load hits both alike:
@@ -27,7 +27,7 @@ Graph: R-MAT (``graphflow.generate.rmat``) with 1M nodes and 5M edges plus their
     flock /tmp/graphflow-bench.lock python benchmarks/linkpred.py --quick --epochs 2
 
 graphflow trains under the core split and dense products a ``link_prediction`` stage gets on
-this machine (``graphflow.cores``, measured by ``graphflow.calibrate``). Both peers get the
+this machine (``graphflow.runtime.cores``, measured by ``graphflow.runtime.calibrate``). Both peers get the
 same optimizer (Adam, lr 1e-3, torch's fused kernel, as ``graphflow run`` builds it), the same
 threads (``--threads``: torch's and DGL's), and the graph's formats built before any timer.
 The output starts with the machine (``benchmarks/machine.py``), recorded under ``"machine"``
@@ -54,9 +54,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from graphflow import allocator, cores  # noqa: E402
+from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow.generate import rmat  # noqa: E402
+from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
 from graphflow.linkpred.decoders import DotDecoder, decode  # noqa: E402
 from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
@@ -71,7 +71,7 @@ from benchmarks import machine  # noqa: E402
 from benchmarks.io import PeakRSS  # noqa: E402  (peak RSS above entry, sampled in a thread)
 
 FEATURES, HIDDEN, FANOUTS, BATCH = 100, 256, [15, 10], 1024
-SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.calibrate)
+SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.runtime.calibrate)
 
 
 def build(nodes: int, half_edges: int, seed: int) -> tuple[GraphData, torch.Tensor]:
@@ -157,7 +157,7 @@ def main(argv: list[str] | None = None) -> int:
                         "of a number of batches")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
-                   help="malloc setting of the whole process, for both peers (graphflow.allocator; "
+                   help="malloc setting of the whole process, for both peers (graphflow.runtime.allocator; "
                         "default retain, as graphflow run sets it)")
     p.add_argument("--threads", type=int, default=0,
                    help="CPU threads for torch and DGL (default: torch's)")

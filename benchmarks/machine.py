@@ -5,7 +5,7 @@ under ``"machine"`` in its final JSON line, so that a figure always travels with
 (model name, family / model, the ISA flags that pick kernels: avx2, avx512*, amx*, bf16),
 the core count, torch / MKL / oneDNN / DGL versions, DGL's state on this torch (tensor
 adapter, GraphBolt), the environment caps (``ONEDNN_MAX_CPU_ISA``, ``ATEN_CPU_CAPABILITY``,
-threads) and graphflow's measured choices (:mod:`graphflow.calibrate`) it ran with.
+threads) and graphflow's measured choices (:mod:`graphflow.runtime.calibrate`) it ran with.
 
 :func:`choices` gives a benchmark the same measured choices ``graphflow run`` applies: the
 dense-product table for ``gemm.applied`` and the core splits for ``cores.plan``.
@@ -23,7 +23,7 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
-from graphflow import calibrate  # noqa: E402
+from graphflow.runtime import calibrate  # noqa: E402
 
 
 def dgl_state() -> dict[str, Any]:

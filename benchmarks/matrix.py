@@ -25,7 +25,7 @@ Each subprocess is pinned to as many cores as the row has threads (``sched_setaf
 that a 1-thread row is a 1-core machine for both peers: graphflow's sampling worker, if it
 has one, shares that core instead of taking an idle one. Each subprocess calibrates for its
 own environment (the ISA caps and the usable cores are part of the cache's signature, the
-thread count is its core budget; ``graphflow.calibrate``), so every row runs with the choices
+thread count is its core budget; ``graphflow.runtime.calibrate``), so every row runs with the choices
 graphflow would measure on such a CPU. A cell shows the ratio (> 1:
 graphflow faster) and the two times; the choices each row ran with are listed under the
 table. The output ends with the markdown table and one JSON line with every figure.
@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         cells = [headline(c, results[row][c])[0] for c in columns]
         caps_text = ", ".join(f"{k}={v}" for k, v in caps.items()) or "none"
         print(f"| {row} | {caps_text} | {threads} | " + " | ".join(cells) + " |")
-    print("\nMeasured choices per row (graphflow.calibrate):")
+    print("\nMeasured choices per row (graphflow.runtime.calibrate):")
     for row in rows:
         line = next((choices_line(f) for f in results[row].values() if choices_line(f)), "")
         print(f"- {row}: {line or 'n/a'}")

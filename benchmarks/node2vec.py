@@ -2,7 +2,7 @@
 
 Everything runs in one process, peers side by side on the same data.
 
-(a) **Walks.** An R-MAT graph (``graphflow.generate.rmat``: power-law degrees, hubs, duplicate
+(a) **Walks.** An R-MAT graph (``graphflow.io.synthetic.rmat``: power-law degrees, hubs, duplicate
     edges), made undirected: 1M nodes and 10M directed edges (``--quick``: 100k / 1M). The same
     start nodes (``--walk-seeds`` random nodes with edges) walk 80 steps with p = 0.25, q = 4
     through graphflow's ``random_walks`` (one thread, as the ``node2vec`` sampler runs) and
@@ -13,10 +13,10 @@ Everything runs in one process, peers side by side on the same data.
 
 (b) **End to end**, two graphs:
 
-    * ``sbm``: a labelled SBM (``graphflow.generate.sbm``; 20k nodes, 10 classes, mean degree
+    * ``sbm``: a labelled SBM (``graphflow.io.synthetic.sbm``; 20k nodes, 10 classes, mean degree
       10 with half the edges across classes; ``--quick``: 2k nodes), one label per node;
     * ``dense``: a multi-label graph of overlapping communities
-      (``graphflow.generate.overlapping_communities``, 15% of edges inside a community;
+      (``graphflow.io.synthetic.overlapping_communities``, 15% of edges inside a community;
       10k nodes, mean degree ~68, 36 labels,
       ~1.4 labels per node, popularity-skewed like BlogCatalog; ``--quick``: 2k nodes).
 
@@ -24,7 +24,7 @@ Everything runs in one process, peers side by side on the same data.
     one epoch, no subsampling. Three pipelines, each on its own walks:
 
     * **graphflow**: ``random_walks`` (one thread, as the ``node2vec`` sampler) + its blocked
-      skip-gram on the core policy's Hogwild workers (``graphflow.cores``: one per core);
+      skip-gram on the core policy's Hogwild workers (``graphflow.runtime.cores``: one per core);
     * **DGL + gensim**: ``dgl.sampling.node2vec_random_walk`` + ``Word2Vec(sg=1, negative=5,
       workers=cores, min_count=1, sample=0)``;
     * **PecanPy + gensim**: ``pecanpy.PreComp(p, q, workers=cores)`` (numba, every core;
@@ -33,7 +33,7 @@ Everything runs in one process, peers side by side on the same data.
 
     Turning walks into gensim's token lists is not counted for DGL (PecanPy returns them).
     ``ratio`` = the faster peer's time / graphflow's. Quality, node2vec paper protocol: half
-    the labelled nodes train a one-vs-rest logistic regression (``graphflow.walks.evaluate.
+    the labelled nodes train a one-vs-rest logistic regression (``graphflow.embeddings.evaluation.
     classify``, penalty by 5-fold cross-validation on the training half), the other half is
     predicted (top-k for multi-label, k = the node's number of labels); accuracy, micro- and
     macro-F1 on the same split for every peer.
@@ -51,19 +51,19 @@ Everything runs in one process, peers side by side on the same data.
         [--allocator retain|system] [--train-seeds R]
 
 ``--allocator`` sets ``malloc`` for the whole process, so every peer runs under the same
-setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.allocator``) or
+setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.runtime.allocator``) or
 ``system`` (glibc as it is).
 
 ``--threads`` sets torch's and DGL's CPU threads (default: torch's) and so the core budget:
 gensim and PecanPy get as many workers, graphflow the Hogwild trainers its core split for
-this budget gives (``graphflow.cores``, measured on this machine by ``graphflow.calibrate``,
+this budget gives (``graphflow.runtime.cores``, measured on this machine by ``graphflow.runtime.calibrate``,
 as ``graphflow run`` applies it; ``--train-workers`` overrides). DGL's graphs have their
 formats built before any timer. The output starts with the machine (``benchmarks/machine.py``),
 recorded under ``"machine"`` in the JSON line. The last output line is one JSON object with the figures:
 ``<case>_<peer>_{acc,micro_f1,macro_f1}`` are the means over the training seeds,
 ``..._std`` their standard deviations, ``..._runs`` the single values; ``<case>_<peer>_train_s``
 is the mean training time (``..._train_s_runs`` each); ``..._l2_runs`` the L2 penalty that
-cross-validation chose for each training's classifier (``graphflow.walks.evaluate.L2_GRID``);
+cross-validation chose for each training's classifier (``graphflow.embeddings.evaluation.L2_GRID``);
 ``<case>_macro_f1_met`` and ``<case>_macro_f1_margin`` compare graphflow's mean with the best
 peer's, and ``<case>_macro_f1_margin_se`` is the standard error of that difference (from the
 trainings' spread; null with one training a peer): a margin inside about two of them is a tie
@@ -86,20 +86,20 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow import allocator, cores  # noqa: E402
-from graphflow.generate import overlapping_communities, rmat, sbm  # noqa: E402
+from graphflow.runtime import allocator, cores  # noqa: E402
+from graphflow.io.synthetic import overlapping_communities, rmat, sbm  # noqa: E402
 from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
-from graphflow.walks.evaluate import classify, random_split  # noqa: E402
+from graphflow.embeddings.evaluation import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
-from graphflow.walks.skipgram import SkipGram, SkipGramSettings, hogwild_workers  # noqa: E402
+from graphflow.embeddings.skipgram import SkipGram, SkipGramSettings, hogwild_workers  # noqa: E402
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
 
 P, Q = 0.25, 4.0
 STEPS = 80
-SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.calibrate)
+SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.runtime.calibrate)
 WALKS_PER_NODE, WINDOW, DIM, NEGATIVES = 10, 10, 128, 5
 LR = SkipGramOptions().lr  # the skipgram task's default (0.03; gensim keeps its own 0.025)
 
@@ -419,7 +419,7 @@ def main() -> None:
                         "seed + 1, ...; F1 is judged on their means (default 3, --quick 2)")
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for every peer "
-                        "(graphflow.allocator; default retain, as graphflow run sets it)")
+                        "(graphflow.runtime.allocator; default retain, as graphflow run sets it)")
     args = p.parse_args()
     if args.train_seeds is None:
         args.train_seeds = 2 if args.quick else 3

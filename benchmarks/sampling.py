@@ -1,6 +1,6 @@
 """Neighbor sampling speed: graphflow's ``neighbor`` sampler vs DGL's ``NeighborSampler``.
 
-Graph: an R-MAT graph (``graphflow.generate.rmat``, power-law in-degrees, duplicates kept)
+Graph: an R-MAT graph (``graphflow.io.synthetic.rmat``, power-law in-degrees, duplicates kept)
 of 1M nodes and 20M edges (``--quick``: 200k / 4M).
 
 1. **Sampling, one call at a time.** The same seed batches (a fixed random permutation of
@@ -19,7 +19,7 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
 2. **End to end** (``--epochs`` > 0, default 1): sampled GraphSAGE training, 3 layers,
    hidden 256, mean aggregator, 100 random features, 16 classes, Adam; graphflow (``iterate``
    + ``graphflow.nn.SAGEConv`` on ``Adjacency.from_block``, threads and sampling workers from
-   the core policy ``graphflow.cores`` as a ``node_classification`` stage gets them) vs a DGL
+   the core policy ``graphflow.runtime.cores`` as a ``node_classification`` stage gets them) vs a DGL
    script (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + ``dgl.nn.SAGEConv``, torch's
    threads); both models apply relu in place between layers (as ``GNNStack`` does on
    SAGE). Each epoch is a whole pass over all N nodes in the same fixed order (977 batches
@@ -27,7 +27,7 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    from other processes hits both; ``train_speedup`` = DGL's total epoch time / graphflow's.
    ``--e2e-batches K`` cuts each epoch to its first K batches (a quick check, labelled as
    partial in the output). ``--dropout P`` drops every layer's input in both models
-   (``SAGEConv(feat_drop=P)`` in each library: graphflow's ``graphflow.dropout``, torch's
+   (``SAGEConv(feat_drop=P)`` in each library: graphflow's ``graphflow.sparse.dropout``, torch's
    ``nn.Dropout`` in DGL's), as ``graphflow run``'s default (0.5) does; default 0.
 3. **Products scale** (``--products``): graphflow only, 2.4M nodes, 62M edges, 100 features,
    8% of nodes as training seeds (as ogbn-products): time per batch, batches per epoch, the
@@ -37,7 +37,7 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
     python benchmarks/sampling.py --products
 
 ``--allocator`` sets ``malloc`` for the whole process, so both peers run under the same
-setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.allocator``) or
+setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.runtime.allocator``) or
 ``system`` (glibc as it is). ``--gemm`` sets graphflow's CPU dense products
 (``graphflow.sparse.gemm``): ``auto`` (default, what ``graphflow run`` does: the backend
 measured faster per shape bucket on this machine), ``onednn``, or ``torch`` (MKL, what DGL's
@@ -47,7 +47,7 @@ Torch and DGL get the same number of CPU threads (``--threads``, default: torch'
 both, ``torch.set_num_threads`` and ``dgl.utils.set_num_threads``), the same optimizer (Adam,
 lr 1e-3, torch's fused kernel, as ``graphflow run`` builds it), and graphs whose formats are
 built before any timer starts. graphflow's dense products and core split are the measured
-choices ``graphflow run`` would apply on this machine (``graphflow.calibrate``; ``--gemm
+choices ``graphflow run`` would apply on this machine (``graphflow.runtime.calibrate``; ``--gemm
 torch|onednn`` and ``--workers`` override them). The output starts with the machine (CPU,
 ISA flags, versions, caps, measured choices; ``benchmarks/machine.py``) and its last line is
 one JSON object with the figures and that record under ``"machine"``. ``--training-only``
@@ -72,9 +72,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from graphflow import allocator, cores  # noqa: E402
+from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
-from graphflow.generate import rmat  # noqa: E402
+from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
 from graphflow.nn import SAGEConv  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, SampledGraph  # noqa: E402
@@ -87,7 +87,7 @@ from benchmarks import machine  # noqa: E402
 GIB = 2**30
 FANOUTS = [15, 10, 5]
 FEATURES, HIDDEN, CLASSES = 100, 256, 16
-SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.calibrate)
+SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.runtime.calibrate)
 
 
 def peak_rss_gib() -> float:
@@ -407,7 +407,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="training: dropout on every layer's input, both peers (SAGEConv "
                         "feat_drop; graphflow's own dropout vs torch's in DGL; default 0)")
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
-                   help="malloc setting of the whole process, for both peers (graphflow.allocator; "
+                   help="malloc setting of the whole process, for both peers (graphflow.runtime.allocator; "
                         "default retain, as graphflow run sets it)")
     p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
                    help="graphflow's CPU dense products (graphflow.sparse.gemm; default auto, "

@@ -2,7 +2,7 @@
 
 For each width ``W`` in ``--widths`` (default 256 to 4096) the model is ``--depth`` layers
 ``nn.Linear(W, W)`` with ReLU between them, fed ``--rows`` rows (the nodes of a batch). The
-dense model and its 2:4-pruned copy (``graphflow.sparsity``: magnitude pruning, then
+dense model and its 2:4-pruned copy (``graphflow.pruning.two_four``: magnitude pruning, then
 ``convert``) run on the same device and input, alternating, and we report the median forward
 time of each over ``--repeats`` calls after warm-up, the ratio dense / sparse (> 1: the
 sparse model is faster) and the relative error of the sparse output against the dense pruned
@@ -34,21 +34,21 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
-from graphflow import sparsity  # noqa: E402
+from graphflow.pruning import two_four  # noqa: E402
 
 WIDTHS = (256, 512, 1024, 2048, 4096)
 
 
 def measure(width: int, args: argparse.Namespace, device: torch.device,
             dtype: torch.dtype) -> dict:
-    dense = sparsity.linear_stack(width, args.depth, device=device, dtype=dtype)
+    dense = two_four.linear_stack(width, args.depth, device=device, dtype=dtype)
     pruned = copy.deepcopy(dense)
-    layers, _ = sparsity.select_layers(pruned)
-    sparsity.prune(layers)
+    layers, _ = two_four.select_layers(pruned)
+    two_four.prune(layers)
     with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always", sparsity.SparsityFallbackWarning)
-        reports = sparsity.convert(pruned, device, dtype=args.dtype, backend=args.backend)
-    caught = [w for w in caught if issubclass(w.category, sparsity.SparsityFallbackWarning)]
+        warnings.simplefilter("always", two_four.SparsityFallbackWarning)
+        reports = two_four.convert(pruned, device, dtype=args.dtype, backend=args.backend)
+    caught = [w for w in caught if issubclass(w.category, two_four.SparsityFallbackWarning)]
     converted = sum(r.status == "converted" for r in reports)
     gen = torch.Generator(device=device).manual_seed(1)
     x = torch.randn(args.rows, width, device=device, dtype=dtype, generator=gen)
@@ -56,7 +56,7 @@ def measure(width: int, args: argparse.Namespace, device: torch.device,
     with torch.no_grad():
         if converted:  # compare with the same pruned weights computed densely
             masked = copy.deepcopy(dense)
-            sparsity.prune(sparsity.select_layers(masked)[0])
+            two_four.prune(two_four.select_layers(masked)[0])
             ref_out = masked(x).float()
             err = ((pruned(x).float() - ref_out).norm() / ref_out.norm()).item()
     run_dense, run_sparse = (lambda: dense(x)), (lambda: pruned(x))
@@ -68,8 +68,8 @@ def measure(width: int, args: argparse.Namespace, device: torch.device,
             graph_note = f"CUDA graph capture failed: {type(exc).__name__}: {exc}"[:200]
     t_dense, t_sparse = [], []
     for _ in range(args.rounds):  # alternate so that background noise hits both alike
-        t_dense.append(sparsity.time_call(run_dense, device, repeats=args.repeats))
-        t_sparse.append(sparsity.time_call(run_sparse, device, repeats=args.repeats))
+        t_dense.append(two_four.time_call(run_dense, device, repeats=args.repeats))
+        t_sparse.append(two_four.time_call(run_sparse, device, repeats=args.repeats))
     d, s = min(t_dense), min(t_sparse)
     return {"width": width, "dense_ms": d * 1e3, "sparse_ms": s * 1e3, "ratio": d / s,
             "converted_layers": converted, "layers": len(reports), "rel_error": err,
@@ -97,7 +97,7 @@ def main() -> None:
     p.add_argument("--widths", type=int, nargs="+", default=list(WIDTHS))
     p.add_argument("--rows", type=int, default=8192)
     p.add_argument("--depth", type=int, default=3)
-    p.add_argument("--dtype", choices=sorted(sparsity.DTYPES), default="float16")
+    p.add_argument("--dtype", choices=sorted(two_four.DTYPES), default="float16")
     p.add_argument("--backend", choices=["auto", "torch", "torchao"], default="torch")
     p.add_argument("--repeats", type=int, default=20)
     p.add_argument("--rounds", type=int, default=3)
@@ -105,8 +105,8 @@ def main() -> None:
                    help="time CUDA-graph replays of both models (no per-call host work)")
     args = p.parse_args()
     device = torch.device(args.device)
-    why_not = sparsity.sparse_support(device)
-    dtype = sparsity.DTYPES[args.dtype] if why_not is None else torch.float32
+    why_not = two_four.sparse_support(device)
+    dtype = two_four.DTYPES[args.dtype] if why_not is None else torch.float32
     if device.type == "cuda":
         name = torch.cuda.get_device_name(device)
         cap = "sm%d%d" % torch.cuda.get_device_capability(device)

@@ -9,7 +9,7 @@ The file format is the user contract::
     [model]               optional
     [train] / [[train]]   optional; several [[train]] stages run in order, and each may carry
                           its own [train.sample] / [train.model] sub-table, and a
-                          [train.cores] table overriding the core policy (graphflow.cores)
+                          [train.cores] table overriding the core policy (graphflow.runtime.cores)
     [[export]]            0..n
     [[track]]             0..n experiment trackers (mlflow, tensorboard...), see
                           graphflow.experiments.tracking
@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from graphflow.components import Kind
-from graphflow.cores import CoreOptions
+from graphflow.runtime.cores import CoreOptions
 from graphflow.errors import ConfigError, did_you_mean
 from graphflow.options import coerce, parse_options
 from graphflow.registry import ComponentInfo, Registry
@@ -62,8 +62,8 @@ class PipelineSettings:
     seed: int = 0
     device: str = "auto"
     out_dir: Path | None = None  # None: runs/<name> under the working directory
-    cores: int = 0  # the core budget of graphflow.cores; 0: torch's thread count at the start
-    allocator: str = "retain"  # graphflow.allocator: "retain" freed memory, or "system" malloc
+    cores: int = 0  # the core budget of graphflow.runtime.cores; 0: torch's thread count at the start
+    allocator: str = "retain"  # graphflow.runtime.allocator: "retain" freed memory, or "system" malloc
     gemm: str = "auto"  # graphflow.sparse.gemm: CPU dense products by "onednn" or "torch"
 
 
@@ -434,7 +434,7 @@ def _check_fanouts(sample: ComponentSpec, model: ComponentSpec, src: str) -> Non
 
 
 def _cores(table: Any, section: str, src: str, base: Path) -> CoreOptions:
-    """A stage's ``[train.cores]`` table (see :mod:`graphflow.cores`)."""
+    """A stage's ``[train.cores]`` table (see :mod:`graphflow.runtime.cores`)."""
     if not isinstance(table, dict):
         raise ConfigError(f"{src}: [{section}] must be a table, e.g. [{section}] threads = 2")
     return parse_options(CoreOptions, table, section=section, component="cores", source=src,

@@ -18,14 +18,14 @@ import torch
 
 from graphflow.distributed.world import World
 from graphflow.errors import ConfigError
-from graphflow.progress import progress
+from graphflow.runtime.progress import progress
 
 if TYPE_CHECKING:
     from graphflow.components import Model, Sampler
-    from graphflow.cores import CorePlan
+    from graphflow.runtime.cores import CorePlan
     from graphflow.config import PipelineConfig
     from graphflow.graph import GraphData
-    from graphflow.linkpred.pairs import ScoredLinks
+    from graphflow.linkpred.held_out import ScoredLinks
     from graphflow.manager import PluginHost
 
 T = TypeVar("T")
@@ -107,7 +107,7 @@ class RunContext:
     sampler: Sampler | None = None
     sampler_graph: Any = None
     model: Model | None = None
-    # The running training stage's core plan (graphflow.cores): threads and workers to use.
+    # The running training stage's core plan (graphflow.runtime.cores): threads and workers to use.
     cores: CorePlan | None = None
     # This process's place in a data-parallel run; only rank 0 writes files.
     world: World = field(default_factory=World)

@@ -16,7 +16,7 @@ so that every exporter can write them back.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pyarrow as pa
@@ -25,7 +25,9 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
 from graphflow.graphs.collection import GraphCollection
-from graphflow.linkpred.pairs import LinkSplit
+
+if TYPE_CHECKING:  # graph.py does not import linkpred/ at run time
+    from graphflow.linkpred.held_out import LinkSplit
 
 
 class NodeIds:

@@ -100,6 +100,10 @@ def parse_options(
     kwargs: dict[str, Any] = {}
     for key, value in values.items():
         if key not in fields:
+            replacement = getattr(schema, "removed_options", {}).get(key)
+            if replacement:
+                raise ConfigError(f"{source}: {section}.{key}: no longer an option of "
+                                  f"{component!r}; {replacement}")
             valid = ", ".join(fields) or "(none)"
             raise ConfigError(
                 f"{source}: {section}.{key}: unknown option for {component!r}"

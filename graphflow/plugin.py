@@ -1,6 +1,8 @@
-"""What a plugin imports: the ``hookimpl`` marker and the project name.
+"""The pluggy namespace: the ``hookimpl`` / ``hookspec`` markers and the project name.
 
-    from graphflow.plugin import hookimpl
+Plugins import ``hookimpl`` (with the rest of the plugin API) from :mod:`graphflow.api`:
+
+    from graphflow.api import hookimpl
 
     @hookimpl
     def graphflow_register_loaders(register):

@@ -12,7 +12,7 @@ from typing import Any
 import torch
 
 from graphflow.io.atomic import write_json
-from graphflow.memory import run_peak
+from graphflow.runtime.memory import run_peak
 
 PACKAGES = ("graphflow", "torch", "dgl", "pyarrow", "numpy", "scipy", "networkx", "pluggy")
 
@@ -68,8 +68,8 @@ class RunRecord:
     def add_stage(self, section: str, type_: str, plugin: str, seconds: float,
                   memory: dict[str, Any] | None = None,
                   cores: dict[str, Any] | None = None) -> None:
-        """One finished stage; ``memory``: its peaks (see :class:`graphflow.memory.PeakMemory`);
-        ``cores``: a training stage's core plan (graphflow.cores)."""
+        """One finished stage; ``memory``: its peaks (see :class:`graphflow.runtime.memory.PeakMemory`);
+        ``cores``: a training stage's core plan (graphflow.runtime.cores)."""
         entry = {"section": section, "type": type_, "plugin": plugin,
                  "seconds": round(seconds, 4), **(memory or {})}
         if cores is not None:

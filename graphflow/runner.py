@@ -13,21 +13,21 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from graphflow import allocator, calibrate, cores
+from graphflow.runtime import allocator, calibrate, cores
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
-from graphflow.device import resolve_device
+from graphflow.runtime.device import resolve_device
 from graphflow.distributed.world import World
 from graphflow.errors import DataError, GraphflowError, PluginError
 from graphflow.experiments.tracking import tracked
 from graphflow.graph import GraphData
 from graphflow.graphs.collection import refuse_collection
 from graphflow.manager import PluginHost
-from graphflow.memory import PeakMemory
+from graphflow.runtime.memory import PeakMemory
 from graphflow.record import RunRecord
 from graphflow.registry import ComponentInfo
-from graphflow.seed import seed_everything
-from graphflow.signals import Terminated, finishing, safe_point
+from graphflow.runtime.seed import seed_everything
+from graphflow.runtime.signals import Terminated, finishing, safe_point
 from graphflow.sparse import gemm
 
 
@@ -222,7 +222,7 @@ def _model(ctx: RunContext, model: Any) -> None:
 
 def _with_cores(action: Action, overrides: cores.CoreOptions, budget: int, *,
                 has_sampler: bool, measured: dict[str, dict[str, int]] | None = None) -> Action:
-    """``action`` run under the stage's core plan (``ctx.cores``, see graphflow.cores: the
+    """``action`` run under the stage's core plan (``ctx.cores``, see graphflow.runtime.cores: the
     ``measured`` split of its workload, else the policy's, under the overrides); the caller's
     torch thread setting comes back afterwards."""
     def run(ctx: RunContext, task: Any) -> None:

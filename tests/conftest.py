@@ -24,8 +24,8 @@ pytest_plugins = ["graphflow.testing"]
 
 
 def pytest_configure(config: pytest.Config) -> None:
-    """Measured machine choices (graphflow.calibrate): off by default in tests (the fixed
-    rules, fast and the same on every run; tests/test_calibrate.py turns it on), and never
+    """Measured machine choices (graphflow.runtime.calibrate): off by default in tests (the fixed
+    rules, fast and the same on every run; tests/runtime/test_calibrate.py turns it on), and never
     the user's cache folder (a temporary one, inherited by the CLI's subprocesses)."""
     os.environ.setdefault("GRAPHFLOW_CALIBRATE", "off")
     if not os.environ.get("GRAPHFLOW_CACHE_DIR"):

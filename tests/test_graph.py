@@ -32,3 +32,13 @@ def test_graph_data_properties(tiny_graph):
 def test_graph_data_checks_id_count(tiny_graph):
     with pytest.raises(ValueError, match="5 node ids for a graph of 6 nodes"):
         GraphData(graph=tiny_graph.graph, ids=NodeIds.identity(5))
+
+
+def test_graph_module_does_not_import_linkpred():
+    import subprocess
+    import sys
+
+    code = ("import sys, graphflow.graph; "
+            "print(sorted(m for m in sys.modules if m.startswith('graphflow.linkpred')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"

@@ -7,7 +7,7 @@
 * ``papers_nodes.parquet``: one row per paper: ``id``, ``feat`` (8 floats: a noisy topic
   signature) and ``label`` (the topic's name).
 
-The graph is a seeded stochastic block model (graphflow.generate.sbm), so the files are the
+The graph is a seeded stochastic block model (graphflow.io.synthetic.sbm), so the files are the
 same on every machine. A few kilobytes each.
 """
 
@@ -19,7 +19,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from graphflow.generate import sbm
+from graphflow.io.synthetic import sbm
 
 HERE = Path(__file__).resolve().parent
 TOPICS = ["databases", "learning", "theory"]

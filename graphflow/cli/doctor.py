@@ -1,5 +1,5 @@
 """``graphflow doctor``: is this machine ready? Versions, plugins, the CPU and its measured
-choices (graphflow.calibrate), CUDA, and a checked sparse matmul. Exit code 1 when the sparse
+choices (graphflow.runtime.calibrate), CUDA, and a checked sparse matmul. Exit code 1 when the sparse
 matmul fails on a device or a plugin failed to load."""
 
 from __future__ import annotations
@@ -69,7 +69,7 @@ def semi_structured_check(device: torch.device, *, rows: int = 64,
     """
     import torch
 
-    from graphflow import sparsity
+    from graphflow.pruning import two_four as sparsity
 
     out: dict[str, Any] = {"device": str(device)}
     try:
@@ -112,7 +112,7 @@ def plugins_check() -> dict[str, Any]:
 def report(calibration: str | None = None) -> dict[str, Any]:
     import torch
 
-    from graphflow import calibrate
+    from graphflow.runtime import calibrate
     from graphflow.record import package_versions
 
     info: dict[str, Any] = {"versions": package_versions(), "plugins": plugins_check(),
@@ -199,7 +199,7 @@ def _print_calibration(calibration: dict[str, Any]) -> None:
         print(f"{'gemm':>10}: {name}: {backend}{timing} [{source}]")
     plans = cores_part.get("plans", {})
     if not plans:
-        print(f"{'cores':>10}: the fixed policy (graphflow.cores) [{cores_part['source']}]")
+        print(f"{'cores':>10}: the fixed policy (graphflow.runtime.cores) [{cores_part['source']}]")
     for workload, split in plans.items():
         print(f"{'cores':>10}: {workload}: {split['workers']} workers x {split['worker_threads']}"
               f" threads, {split['threads']} training threads, of {cores_part.get('budget')} "

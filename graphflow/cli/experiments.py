@@ -49,7 +49,7 @@ def _locate(path: Path, root: Path) -> Path:
 def cmd_sweep(args: argparse.Namespace) -> int:
     from graphflow.experiments.sweep import run_sweep
     from graphflow.manager import create_host
-    from graphflow.signals import handle_signals
+    from graphflow.runtime.signals import handle_signals
 
     host = create_host()
     with handle_signals():  # SIGTERM: the running trial stops at a safe point, runs again

@@ -1,7 +1,7 @@
 """``graphflow`` entry point: argument parsing and the one place errors become exit codes.
 
 Exit codes: 0 ok, 1 pipeline or config error, 2 usage error, 128 + N stopped by signal N
-(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; see :mod:`graphflow.signals`).
+(130 Ctrl-C, 143 SIGTERM, 129 SIGHUP; see :mod:`graphflow.runtime.signals`).
 A ``GraphflowError`` prints one line; a traceback only with ``--debug``.
 """
 
@@ -15,7 +15,7 @@ import traceback
 from collections.abc import Sequence
 
 from graphflow.errors import GraphflowError
-from graphflow.signals import Terminated
+from graphflow.runtime.signals import Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,7 +65,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return code
     except GraphflowError as exc:
         return _report(exc, args.debug, f"error: {exc}", exc.exit_code)
-    except Terminated as exc:  # SIGINT / SIGTERM / SIGHUP under graphflow.signals
+    except Terminated as exc:  # SIGINT / SIGTERM / SIGHUP under graphflow.runtime.signals
         print(f"graphflow: {exc.status} by {exc.name}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:

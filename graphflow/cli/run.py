@@ -44,7 +44,7 @@ def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
-    from graphflow.device import resolve_device
+    from graphflow.runtime.device import resolve_device
     from graphflow.runner import default_out_dir
 
     _, config = _config(args)
@@ -62,11 +62,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
-    from graphflow.device import resolve_device
+    from graphflow.runtime.device import resolve_device
     from graphflow.distributed.nproc import run_nproc
     from graphflow.distributed.world import World, check_data_parallel
     from graphflow.runner import run_pipeline
-    from graphflow.signals import handle_signals
+    from graphflow.runtime.signals import handle_signals
 
     host, config = _config(args)
     device = resolve_device(config.settings.device)

@@ -46,7 +46,7 @@ from graphflow.distributed.procs import describe_exit, stop_groups
 from graphflow.distributed.world import check_data_parallel
 from graphflow.errors import ConfigError, GraphflowError
 from graphflow.runner import default_out_dir
-from graphflow.signals import Terminated, handle_signals
+from graphflow.runtime.signals import Terminated, handle_signals
 
 NUM_SERVERS = 1  # DistDGL servers per machine
 DIST_SAMPLER = "dist_neighbor"

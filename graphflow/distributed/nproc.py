@@ -20,7 +20,7 @@ from graphflow.config import PipelineConfig
 from graphflow.distributed.world import check_data_parallel
 from graphflow.errors import ConfigError, GraphflowError
 from graphflow.runner import default_out_dir
-from graphflow.signals import SIGNALS, Terminated
+from graphflow.runtime.signals import SIGNALS, Terminated
 
 LOOPBACK = "127.0.0.1"
 

@@ -34,7 +34,7 @@ from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path, write_json
 from graphflow.manager import PluginHost
-from graphflow.progress import progress
+from graphflow.runtime.progress import progress
 from graphflow.runner import run_pipeline
 
 Method = Literal["metis", "random"]

@@ -31,7 +31,7 @@ import torch
 import torch.distributed as dist
 
 from graphflow.errors import ConfigError, DeviceError
-from graphflow.signals import Terminated, stopped_together
+from graphflow.runtime.signals import Terminated, stopped_together
 
 if TYPE_CHECKING:
     from graphflow.config import PipelineConfig
@@ -111,7 +111,7 @@ class World:
         try:
             yield self
         except Terminated:
-            # Stopped by agreement (graphflow.signals.agree): every rank is here, so they
+            # Stopped by agreement (graphflow.runtime.signals.agree): every rank is here, so they
             # leave together as after a finished run (rank 0 is still writing run.json)
             if stopped_together():
                 dist.barrier()

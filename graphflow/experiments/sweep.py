@@ -36,7 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from graphflow import signals
+from graphflow.runtime import signals
 from graphflow.config import apply_override, read_toml, validate_config
 from graphflow.errors import ConfigError, did_you_mean
 from graphflow.plugin import hookimpl
@@ -325,7 +325,7 @@ def _run_trial(run_pipeline: Any, config: Any, host: PluginHost) -> tuple[dict[s
     """One run, and a signal that came while it wrote its record (or None).
 
     Under the CLI's signal guard each run gets a guard of its own: a run shields its end
-    from signals (graphflow.signals.finishing) until its guard exits, and the sweep must
+    from signals (graphflow.runtime.signals.finishing) until its guard exits, and the sweep must
     still stop on a signal that came then, once it has recorded the finished run."""
     if signals.active() is None:  # library use: signals are the caller's business
         return run_pipeline(config, host, quiet=True).record, None
@@ -385,7 +385,7 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
         echo(f"graphflow: resuming {name}: {finished()} of {sweep.trials} trials done "
              f"({storage_path})")
     while finished() < sweep.trials:
-        # a signal between runs waits until the trial is recorded (graphflow.signals)
+        # a signal between runs waits until the trial is recorded (graphflow.runtime.signals)
         with signals.deferred():
             trial = study.ask(distributions)
             values, tests, t0, stop = [], [], time.perf_counter(), None
@@ -419,7 +419,7 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
                         tests.append(float(metrics[sweep.test_metric]))
             except Pruned:
                 state = TrialState.PRUNED
-            except KeyboardInterrupt:  # a signal (graphflow.signals.Terminated) or Ctrl-C
+            except KeyboardInterrupt:  # a signal (graphflow.runtime.signals.Terminated) or Ctrl-C
                 study.tell(trial, state=TrialState.FAIL)
                 study.enqueue_trial(trial.params, skip_if_exists=False)  # runs again on resume
                 raise

@@ -3,7 +3,7 @@
 All are seeded: the same seed and labels give the same graphs in the same parts.
 
 * :func:`stratified_parts`: graphs shuffled, then cut per class in the given fractions
-  (:func:`graphflow.io.split.stratified_split`, here over graphs).
+  (:func:`graphflow.io.node_split.stratified_split`, here over graphs).
 * :func:`stratified_folds`: graphs shuffled, grouped by class, and dealt to the folds in turn,
   so each fold holds ``~G/k`` graphs with the class proportions of the whole set
   (scikit-learn's ``StratifiedKFold`` idea).
@@ -23,7 +23,7 @@ import pyarrow as pa
 import torch
 
 from graphflow.errors import DataError
-from graphflow.io.split import stratified_split
+from graphflow.io.node_split import stratified_split
 
 FoldIndex = Literal["position", "id"]
 

@@ -6,7 +6,8 @@
 * :mod:`~graphflow.io.nodes`: node tables (ids, features, labels, masks).
 * :mod:`~graphflow.io.factorize` and :mod:`~graphflow.io.ids`: users' ids <-> ``0..N-1``.
 * :mod:`~graphflow.io.assemble`: edge columns + node table -> ``GraphData``.
-* :mod:`~graphflow.io.pairs`: edge keys and first occurrences (deduplicating edges).
+* :mod:`~graphflow.io.edge_keys`: edge keys and first occurrences (deduplicating edges).
 * :mod:`~graphflow.io.dglfile`: DGL binary files carrying ids and metadata.
-* :mod:`~graphflow.io.split`: seeded, stratified train/val/test masks.
+* :mod:`~graphflow.io.node_split`: seeded, stratified train/val/test masks.
+* :mod:`~graphflow.io.synthetic`: seeded SBM and R-MAT generators (the ``synthetic`` loader).
 """

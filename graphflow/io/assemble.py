@@ -19,7 +19,7 @@ from graphflow.graph import GraphData, NodeIds
 from graphflow.io.ids import (Column, Where, as_tensor, check_no_nulls, encode_edges, index_edges,
                               normalise_ids)
 from graphflow.io.nodes import NodeTable, OnNan, check_finite
-from graphflow.io.pairs import first_occurrences, undirected_keys
+from graphflow.io.edge_keys import first_occurrences, undirected_keys
 
 
 @dataclass

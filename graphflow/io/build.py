@@ -27,7 +27,7 @@ from graphflow.graph import GraphData
 from graphflow.io.assemble import Assembled, EdgeColumns, assemble
 from graphflow.io.ids import Where
 from graphflow.io.nodes import NodeTable, OnNan, node_table
-from graphflow.io.split import MASKS
+from graphflow.io.node_split import MASKS
 
 ArrayLike = Any
 """A column: ``np.ndarray``, ``torch.Tensor``, ``pa.Array`` / ``pa.ChunkedArray`` or a list."""

@@ -59,7 +59,7 @@ from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.atomic import atomic_path
-from graphflow.io.split import MASKS
+from graphflow.io.node_split import MASKS
 
 IDS_INT = "graphflow_ids"
 IDS_OFFSETS = "graphflow_id_offsets"

@@ -31,7 +31,7 @@ from graphflow.errors import DataError
 from graphflow.io.delimited import read_delimited
 from graphflow.io.ids import Where, check_no_nulls, check_unique
 from graphflow.io.parquet import read_parquet, read_run_metadata
-from graphflow.io.split import MASKS
+from graphflow.io.node_split import MASKS
 PARQUET_SUFFIXES = (".parquet", ".pq")
 OnNan = Literal["error", "zero"]
 

@@ -23,7 +23,7 @@ from collections.abc import Sequence
 import torch
 from torch import nn
 
-from graphflow.linkpred.pairs import HeldOutPairs
+from graphflow.linkpred.held_out import HeldOutPairs
 from graphflow.train.metrics import average_precision, hits_at, mrr, ranks, roc_auc
 
 DEFAULT_CHUNK = 1 << 16

@@ -3,7 +3,7 @@ r"""Training negatives: for each positive ``(u, v)``, ``k`` pairs ``(u, w)`` wit
 * ``uniform``: ``w`` uniform over all nodes (DGL's ``negative_sampler.Uniform``).
 * ``degree``: :math:`P(w) \propto \deg(w)^{0.75}` (word2vec's smoothed unigram; DGL's
   ``GlobalUniform`` is uniform, GraphStorm's ``joint`` / PinSAGE use degree-based noise),
-  drawn in O(1) from :class:`~graphflow.walks.negatives.UnigramTable`.
+  drawn in O(1) from :class:`~graphflow.sampling.unigram.UnigramTable`.
 
 Negatives are not checked against the graph: with sparse graphs a drawn pair is an edge with
 probability about ``E / N^2``, the usual approximation of every peer.
@@ -15,7 +15,7 @@ from typing import Literal
 
 import torch
 
-from graphflow.walks.negatives import UnigramTable
+from graphflow.sampling.unigram import UnigramTable
 
 NegativeName = Literal["uniform", "degree"]
 

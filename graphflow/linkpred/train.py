@@ -102,7 +102,7 @@ class LinkMiniBatches:
         self.model, self.stepper, self.loss_name = model, stepper, loss
         self.adj, self.x = adj, x  # CPU
         self.edges, self.generator = edges, generator
-        self.workers = workers  # sampling workers (the stage's core plan, graphflow.cores)
+        self.workers = workers  # sampling workers (the stage's core plan, graphflow.runtime.cores)
         self.eids = torch.arange(num_edges)
         self.use_sampled_features = use_sampled_features
         self.inference_batch_size, self.progress = inference_batch_size, progress

@@ -59,7 +59,7 @@ class SAGEConv(nn.Module):
     #: The output is a new tensor that no autograd node saved, so :class:`GNNStack` may apply
     #: its activation in place.
     fresh_output = True
-    #: The input may be :class:`~graphflow.sparse.rows.IndexedRows`: the mean is read straight
+    #: The input may be :class:`~graphflow.sparse.indexed_rows.IndexedRows`: the mean is read straight
     #: from the feature table (``spmm_cat``), only the destinations' own rows are gathered.
     accepts_rows = True
 

@@ -41,7 +41,7 @@ from torch import nn
 from graphflow.errors import ConfigError, DataError
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features, dropout, linear, to_dense
-from graphflow.sparse.rows import materialize
+from graphflow.sparse.indexed_rows import materialize
 
 Activation = Literal["relu", "elu", "gelu", "leaky_relu", "prelu", "silu", "tanh", "sigmoid",
                      "none"]
@@ -137,7 +137,7 @@ class GNNStack(nn.Module):
 
     @property
     def accepts_rows(self) -> bool:
-        """Whether :meth:`forward` takes :class:`~graphflow.sparse.rows.IndexedRows` input
+        """Whether :meth:`forward` takes :class:`~graphflow.sparse.indexed_rows.IndexedRows` input
         without gathering it first: when the first layer does (``accepts_rows``)."""
         return bool(getattr(self.layers[0], "accepts_rows", False))
 

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 import torch
 
-from graphflow.sparse.rows import IndexedRows
+from graphflow.sparse.indexed_rows import IndexedRows
 
 
 @dataclass
@@ -79,7 +79,7 @@ class MiniBatch:
     :ivar input_nodes: int64 (num_input,) global ids whose features feed ``blocks[0]``.
     :ivar blocks: one :class:`Block` per layer, input side first.
     :ivar features: (num_input, F) features of ``input_nodes`` on the output device, or None;
-        :class:`~graphflow.sparse.rows.IndexedRows` when the consumer asked for them
+        :class:`~graphflow.sparse.indexed_rows.IndexedRows` when the consumer asked for them
         (``iterate(..., rows=True)``).
     :ivar labels: (B,) or (B, C) labels of ``seeds`` on the output device, or None.
     """

@@ -1,7 +1,7 @@
 """Multi-layer neighbor sampling on a :class:`~graphflow.sampling.csc.CSCGraph`: seeds -> blocks.
 
 Starting from the seeds, each layer samples in-edges of the current destination nodes
-(:func:`~graphflow.sampling.rows.sample_rows`), relabels their sources with the destinations
+(:func:`~graphflow.sampling.per_row.sample_rows`), relabels their sources with the destinations
 as a prefix (:func:`~graphflow.sampling.relabel.relabel`), and the block's source nodes become
 the next layer's destinations. ``fanouts[l]`` is the fanout of ``blocks[l]``, input side first
 (DGL's convention), so sampling runs through ``fanouts`` backwards.
@@ -19,7 +19,7 @@ import torch
 from graphflow.sampling.block import Block
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.relabel import relabel
-from graphflow.sampling.rows import pointers, sample_rows
+from graphflow.sampling.per_row import pointers, sample_rows
 
 
 def sample_blocks(csc: CSCGraph, seeds: torch.Tensor, fanouts: Sequence[int], *,

@@ -6,7 +6,7 @@ Worker ``w`` takes items ``w, w + workers, w + 2 workers, ...``; torch and NumPy
 GIL inside their kernels, so the workers sample different batches at once (one core each)
 while the consumer trains. When the consumer stops early (an exception, a signal, the
 generator closed), the workers stop after their current batch and are joined before the
-exception goes on (:func:`graphflow.signals.join_threads`). ``produce`` must therefore be safe to call from several threads,
+exception goes on (:func:`graphflow.runtime.signals.join_threads`). ``produce`` must therefore be safe to call from several threads,
 and must not depend on the order calls happen in (the samplers give each batch its own
 random generator).
 
@@ -21,8 +21,8 @@ default 5 ms (:func:`short_switch_interval`). A worker's sampling is hundreds of
 torch calls of 1-4 us each, which release the GIL inside; a worker coming back from one
 waits for the GIL until the holder releases it or the interval expires. Two workers'
 ``iterate`` over the sampling benchmark's graph (1M nodes, 20M edges, 160 batches) gained
-3-5% with 0.5 ms (58.9 -> 60.6 M edges/s, five alternating rounds in one process; figures
-in docs/history/sampling.md, "Eighth session"); measured on the CPU only, so CUDA workers keep
+3-5% with 0.5 ms (58.9 -> 60.6 M edges/s, five alternating rounds in one process);
+measured on the CPU only, so CUDA workers keep
 Python's interval. The caller's interval is put back when the last running prefetch ends;
 an interval the caller set shorter is kept.
 """
@@ -39,7 +39,7 @@ from typing import TypeVar
 import torch
 
 from graphflow.sampling.block import MiniBatch
-from graphflow.signals import join_threads
+from graphflow.runtime.signals import join_threads
 
 T = TypeVar("T")
 

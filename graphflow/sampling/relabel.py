@@ -14,8 +14,7 @@ restored to all-False before returning; ``table`` needs no reset, because every 
 written first.
 
 The table is int32 because local ids are below N: 4 MB per sampling thread at 1M nodes
-instead of 8, so more of its random writes and reads hit the cache (figures in
-docs/history/sampling.md, "Seventh session").
+instead of 8, so more of its random writes and reads hit the cache.
 
 For a small ``nbr`` relative to ``N`` the O(N) scan of ``flags`` would dominate, so
 ``new`` is found by ``torch.unique(nbr)`` instead; both paths give the same sorted ``new``.
@@ -26,7 +25,7 @@ from __future__ import annotations
 import torch
 
 from graphflow.sampling.csc import CSCGraph
-from graphflow.sampling.rows import flat_nonzero
+from graphflow.sampling.per_row import flat_nonzero
 
 # Below nnz < N / SCAN_RATIO a sort of the sampled ids is cheaper than a scan of all N flags
 # (measured on the CPU: at nnz = N / 50 the scan is already twice as fast).

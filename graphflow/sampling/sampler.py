@@ -31,7 +31,7 @@ Everything in a yielded ``MiniBatch`` is on ``output_device``: blocks, ``seeds``
 ``label``.
 
 ``iterate(..., rows=True)`` is for a model that takes
-:class:`~graphflow.sparse.rows.IndexedRows` (``accepts_rows``): when the batch is sampled in
+:class:`~graphflow.sparse.indexed_rows.IndexedRows` (``accepts_rows``): when the batch is sampled in
 the training thread (no workers) and the features are on the CPU output device, ``features``
 is then ``IndexedRows(feat, input_nodes)`` and the first layer reads the table directly
 instead of a gathered copy (on the sampling benchmark's batches the gather took 2.4-2.7 ms
@@ -48,15 +48,15 @@ from typing import Any
 import torch
 
 from graphflow.components import Sampler
-from graphflow.device import resolve_device
+from graphflow.runtime.device import resolve_device
 from graphflow.errors import ConfigError, DeviceError
 from graphflow.graph import GraphData
 from graphflow.options import option
 from graphflow.sampling.block import Block, MiniBatch
-from graphflow.sampling.features import FeatureStore, Placement
+from graphflow.sampling.feature_store import FeatureStore, Placement
 from graphflow.sampling.prefetch import prefetch
 from graphflow.sampling.seeds import check_seeds, num_batches, seed_batches, seed_ids
-from graphflow.sparse.rows import IndexedRows
+from graphflow.sparse.indexed_rows import IndexedRows
 
 DEFAULT_WORKERS = 2
 """Background workers of ``iterate()`` when neither the option nor the caller says."""
@@ -87,7 +87,7 @@ class NeighborOptions:
     workers: int | None = option(
         None, "Background threads sampling batches for iterate(), each on its own batches "
               "(one core each); the batches are the same for any number of workers. Default: "
-              "the run's core policy (graphflow.cores: inline on fewer than 4 cores), "
+              "the run's core policy (graphflow.runtime.cores: inline on fewer than 4 cores), "
               f"{DEFAULT_WORKERS} when iterate() is called outside a run.")
     threads: int = option(1, "CPU intra-op threads of sampling and gathering (0: torch's "
                           "setting). Sampling ops are small and memory-bound: one thread "

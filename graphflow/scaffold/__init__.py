@@ -168,7 +168,7 @@ def plugin_py(pkg: str, kinds: Sequence[str]) -> str:
              "",
              "graphflow imports this module through the entry point in pyproject.toml and",
              "calls each catalogue hook once, with a ``register`` bound to this plugin.",
-             '"""', "", "from graphflow.plugin import hookimpl"]
+             '"""', "", "from graphflow.api import hookimpl"]
     for kind in kinds:
         part = PARTS[kind]
         if part.cls:

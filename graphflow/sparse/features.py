@@ -17,12 +17,12 @@ from typing import Union
 
 import torch
 
-from graphflow.dropout import dropout as fast_dropout
+from graphflow.sparse.dropout import dropout as fast_dropout
 from graphflow.errors import ConfigError, DataError, DeviceError
 from graphflow.sparse import gemm
 from graphflow.sparse.adjacency import Adjacency
 from graphflow.sparse.ops import spmm
-from graphflow.sparse.rows import IndexedRows, materialize
+from graphflow.sparse.indexed_rows import IndexedRows, materialize
 
 DEFAULT_DENSITY_THRESHOLD = 0.1
 
@@ -160,7 +160,7 @@ class SparseFeatures:
 
 Features = Union[torch.Tensor, SparseFeatures, IndexedRows]
 """What a first layer may receive: dense, sparse (:class:`SparseFeatures`), or rows of a table
-not yet gathered (:class:`~graphflow.sparse.rows.IndexedRows`, only for layers that declare
+not yet gathered (:class:`~graphflow.sparse.indexed_rows.IndexedRows`, only for layers that declare
 ``accepts_rows``; :func:`linear`, :func:`matmul`, :func:`dropout` and :func:`to_dense` gather
 them)."""
 
@@ -212,7 +212,7 @@ def _check_weight(x: SparseFeatures, weight: torch.Tensor, in_dim: int) -> None:
 
 
 def dropout(x: Features, p: float, training: bool) -> Features:
-    """Dropout (:func:`graphflow.dropout.dropout`, torch's contract with a faster CPU mask);
+    """Dropout (:func:`graphflow.sparse.dropout.dropout`, torch's contract with a faster CPU mask);
     on sparse features it drops (and rescales) the stored values only; indexed rows stay
     ungathered when nothing is dropped."""
     if isinstance(x, (SparseFeatures, IndexedRows)) and (not training or p == 0):

@@ -27,7 +27,7 @@ buckets of 64 rows, 35.1-35.6 with 256, 36.9 with 1024, against 43.8-43.9 for to
 
 **Which backend.** Which of the two is faster depends on the CPU: on an AVX2-only EPYC
 (no AVX-512) oneDNN's products made a sampled batch 1.5x slower than MKL's. So ``"auto"``
-(``[pipeline] gemm``, the default) is *measured*: :mod:`graphflow.calibrate` times one
+(``[pipeline] gemm``, the default) is *measured*: :mod:`graphflow.runtime.calibrate` times one
 representative product per shape bucket (:func:`bucket`: size x output width, see
 :data:`BUCKETS`) with both backends on the machine that runs it, once, and caches the
 choice; every product then goes to its bucket's winner. ``"onednn"`` or ``"torch"`` forces
@@ -121,7 +121,7 @@ def applied(choice: str, measured: dict[str, str] | None = None
     """Use ``choice`` for the products inside the block, then restore the previous one.
 
     :param measured: for ``"auto"``: the backend of each bucket (``{bucket: "onednn" |
-        "torch"}``, from :func:`graphflow.calibrate.gemm_choices`); None: measured (or read
+        "torch"}``, from :func:`graphflow.runtime.calibrate.gemm_choices`); None: measured (or read
         from the cache) at the first product that needs it.
 
     Yields what ``run.json`` records: ``{"requested": choice, "backend": resolved}``, plus
@@ -158,7 +158,7 @@ def backend_for(m: int, k: int, n: int) -> str:
     table = _measured
     if table is None:  # first use outside a run that applied its choices: measure or read
         if _lazy is None:
-            from graphflow import calibrate
+            from graphflow.runtime import calibrate
 
             _lazy = dict(calibrate.gemm_choices()["buckets"])
         table = _lazy

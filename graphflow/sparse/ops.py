@@ -26,7 +26,7 @@ import torch.nn.functional as F
 
 from graphflow.errors import DataError, DeviceError
 from graphflow.sparse.adjacency import Adjacency, _same_device
-from graphflow.sparse.rows import IndexedRows
+from graphflow.sparse.indexed_rows import IndexedRows
 
 SDDMM_CHUNK_ELEMENTS = 1 << 24  # per chunk of the value gradient: edges * features
 
@@ -48,7 +48,7 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
     in-degree (a destination without in-edges gets 0); with ``values``, the mean of the
     weighted messages ``1/deg_i * sum_j a_ij x_j``.
 
-    ``x`` may be :class:`~graphflow.sparse.rows.IndexedRows` (``table[index]`` not gathered):
+    ``x`` may be :class:`~graphflow.sparse.indexed_rows.IndexedRows` (``table[index]`` not gathered):
     the product then reads the table's rows directly (:func:`_spmm_rows`).
 
     Gradients flow to ``x`` and to ``values`` when they require grad.

@@ -21,7 +21,7 @@ There is no automatic retry with a smaller step in the GNN tasks: a retried epoc
 lowered learning rate trains a model that the pipeline file no longer describes, and the
 divergences seen there come from a learning rate that is too large for the model (the fix is
 the user's). Hogwild skip-gram, whose divergence came from concurrent steps on shared rows,
-bounds those steps instead (:mod:`graphflow.walks.skipgram`) and checks here as well.
+bounds those steps instead (:mod:`graphflow.embeddings.skipgram`) and checks here as well.
 
 In a data-parallel run every rank takes the same decision: the flag is all-reduced (one
 integer per epoch), so that no rank raises while the others wait in a collective.

@@ -12,7 +12,7 @@ named ``monitor``, None without a validation split), and :class:`EpochLoop` does
   CPU run ends exactly as an uninterrupted one would;
 * each epoch's figures go to ``ctx.log_epoch`` (``metrics.jsonl`` and ``graphflow_epoch_end``),
   with the wall seconds of its training (``train_s``) and of its evaluation (``eval_s``);
-* a termination signal under the CLI (:mod:`graphflow.signals`) waits for the end of the
+* a termination signal under the CLI (:mod:`graphflow.runtime.signals`) waits for the end of the
   epoch, which then saves ``train_state.pt`` (with ``checkpoint``) and stops the run;
 * after every epoch the losses and the parameters must be finite, and so must the evaluation's
   losses (:mod:`graphflow.train.finite`): a NaN or an infinity stops the stage with one line
@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch import nn
 
-from graphflow import signals
+from graphflow.runtime import signals
 from graphflow.errors import ConfigError
 from graphflow.io.atomic import write_text
 from graphflow.train import checkpoint as ckpt

@@ -27,7 +27,7 @@ from graphflow.errors import ConfigError, DataError
 from graphflow.sampling.block import Block, MiniBatch
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
-from graphflow.sparse.rows import IndexedRows
+from graphflow.sparse.indexed_rows import IndexedRows
 from graphflow.train.metrics import classification_report
 
 Progress = Callable[..., Any]
@@ -130,7 +130,7 @@ class MiniBatches:
     ``iterate(graph, seeds, generator)`` (shuffled with ``generator``, prefetched, features
     and labels gathered on its output device); any other sampler gets the seeds shuffled
     here, ``batch_size`` at a time, and ``sample(graph, seeds)`` per batch. ``workers`` (the
-    stage's core plan, :mod:`graphflow.cores`) goes to ``iterate``. The full graph
+    stage's core plan, :mod:`graphflow.runtime.cores`) goes to ``iterate``. The full graph
     and the features stay on the CPU; predictions use layer-wise inference over the full
     graph, ``inference_batch_size`` nodes at a time.
     """
@@ -151,7 +151,7 @@ class MiniBatches:
         self.inference_batch_size = inference_batch_size
         self.progress = progress
         # Features as IndexedRows (read in place by the first layer) when the model takes
-        # them and the sampler's iterate() can give them (graphflow.sparse.rows).
+        # them and the sampler's iterate() can give them (graphflow.sparse.indexed_rows).
         self.rows = bool(getattr(model, "accepts_rows", False)) and use_sampled_features \
             and takes_keyword(getattr(sampler, "iterate", None), "rows")
         if hasattr(sampler, "check_layers") and hasattr(model, "num_layers"):

@@ -14,7 +14,7 @@ import torch
 from torch import nn
 
 from graphflow.errors import ConfigError, DataError
-from graphflow.sparsity import attach_masks
+from graphflow.pruning.two_four import attach_masks
 from graphflow.train import checkpoint as ckpt
 
 MATCHED = ("model", "model_options", "features", "in_dim", "classes")

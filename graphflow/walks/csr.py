@@ -15,7 +15,7 @@ import torch
 
 from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
-from graphflow.sampling.rows import pointers
+from graphflow.sampling.per_row import pointers
 from graphflow.walks.edgeset import EdgeSet
 
 

@@ -1,27 +1,26 @@
 """Random-walk samplers: ``node2vec`` (second-order, p/q-biased) and ``deepwalk`` (uniform).
 
-``prepare`` builds the walk CSR on the run's device once (after removing held-out edges when
-``holdout_edges > 0``); ``sample(prepared, starts)`` returns int64 ``(B, walk_length + 1)``
-walks, ``-1`` after a dead end. The ``skipgram`` task draws the start nodes and consumes the
-walks batch by batch.
+``prepare`` builds the walk CSR on the run's device once; ``sample(prepared, starts)`` returns
+int64 ``(B, walk_length + 1)`` walks, ``-1`` after a dead end. The ``skipgram`` task draws
+the start nodes and consumes the walks batch by batch. Edges held out for link prediction leave
+the graph before, in the ``link_split`` transform, so that no walk crosses them.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 import torch
 
 from graphflow.compat.dgl import dgl
 from graphflow.components import Sampler
-from graphflow.errors import ConfigError, DataError
+from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
 from graphflow.options import option
 from graphflow.sampling.csc import edge_weights
 from graphflow.sampling.sampler import intra_op_threads
 from graphflow.walks.csr import WalkGraph, from_edges
-from graphflow.walks.holdout import hold_out_edges
 from graphflow.walks.node2vec import random_walks
 
 
@@ -36,21 +35,19 @@ class WalkOptions:
     backend: Literal["graphflow", "dgl"] = option(
         "graphflow", '"graphflow": vectorised torch walks on the run\'s device; "dgl": '
         "DGL's C++ sampler on the CPU (for parity), walks then moved to the device.")
-    holdout_edges: float = option(0.0, "Fraction of undirected edges removed from the walk graph "
-                                  "and kept for link prediction (embedding_eval "
-                                  "link_prediction = true). 0 = none.")
-    holdout_seed: int | None = option(None, "Seed of the held-out edge choice; default: the "
-                                      "pipeline seed.")
     threads: int = option(1, "CPU intra-op threads while walking (0: torch's setting). Walk "
                           "steps are many small memory-bound ops: one thread avoids "
                           "fork/join costs.")
+
+    removed_options: ClassVar[dict[str, str]] = {
+        name: 'hold edges out with a [[transform]] type = "link_split" (e.g. val = 0.0, '
+              'test = 0.1) before the skipgram stage'
+        for name in ("holdout_edges", "holdout_seed")}
 
     def __post_init__(self) -> None:
         for name in ("walk_length", "walks_per_node", "batch_size"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
-        if not 0.0 <= self.holdout_edges < 1.0:
-            raise ValueError(f"holdout_edges = {self.holdout_edges}: must lie in [0, 1)")
         if self.threads < 0:
             raise ValueError(f"threads = {self.threads}: must be >= 0")
 
@@ -73,14 +70,12 @@ class Node2VecOptions(WalkOptions):
 class WalkData:
     """What the walk samplers' ``prepare`` returns (``ctx.sampler_graph``).
 
-    :ivar graph: the walk CSR on ``device`` (held-out edges removed).
-    :ivar heldout: int64 (2, H) held-out undirected pairs on the CPU, or None.
+    :ivar graph: the walk CSR on ``device``.
     :ivar dgl_graph: the same edges as a CPU DGLGraph (``backend = "dgl"`` only).
     """
 
     graph: WalkGraph
     device: torch.device
-    heldout: torch.Tensor | None = None
     dgl_graph: dgl.DGLGraph | None = None
 
     @property
@@ -101,23 +96,13 @@ class WalkSampler(Sampler):
         g = data.graph
         src, dst = g.edges()
         weight = None if o.weight is None else edge_weights(g, o.weight)  # float32 (E,)
-        heldout = None
-        if o.holdout_edges > 0:
-            seed = o.holdout_seed if o.holdout_seed is not None else torch.initial_seed()
-            split = hold_out_edges(src, dst, g.num_nodes(), weight, o.holdout_edges,
-                                   torch.Generator().manual_seed(seed))
-            if split.pairs.shape[1] == 0:
-                raise DataError(f"holdout_edges = {o.holdout_edges}: no edge could be held out "
-                                f"({g.num_edges()} edges, and none may isolate a node)")
-            src, dst, weight, heldout = split.src, split.dst, split.weight, split.pairs
         with intra_op_threads(o.threads):
             walk_graph = from_edges(src, dst, g.num_nodes(), weight).to(device)
             p, q = self._pq()
             if o.backend == "graphflow" and not (p == 1.0 and q == 1.0):
                 walk_graph.with_edge_set()
         dgl_graph = walk_graph.to("cpu").to_dgl() if o.backend == "dgl" else None
-        return WalkData(graph=walk_graph, device=torch.device(device), heldout=heldout,
-                        dgl_graph=dgl_graph)
+        return WalkData(graph=walk_graph, device=torch.device(device), dgl_graph=dgl_graph)
 
     def sample(self, graph: WalkData, seeds: torch.Tensor,
                generator: torch.Generator | None = None) -> torch.Tensor:

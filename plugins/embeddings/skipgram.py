@@ -10,18 +10,18 @@ from typing import Any, Literal
 
 import torch
 
-from graphflow import cores, signals
+from graphflow.runtime import cores, signals
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.sampling.sampler import intra_op_threads
+from graphflow.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow.train import checkpoint as ckpt
 from graphflow.train import finite
 from graphflow.train.loop import stage_files
-from graphflow.walks.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
+from graphflow.embeddings.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
                                       SkipGramSettings, hogwild_workers, linear_lr)
-from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
 
@@ -103,7 +103,7 @@ class SkipGramTask(Task):
     dead end never forms a pair. The walks, their order and the noise all come from one
     generator seeded by ``seed``. The input vectors start as word2vec's random ones averaged
     over ``init_hops`` steps of the walk graph's transition matrix (0: word2vec's random start;
-    see :mod:`graphflow.walks.init`). On the CPU each walk batch is trained by ``workers``
+    see :mod:`graphflow.embeddings.smoothed_start`). On the CPU each walk batch is trained by ``workers``
     Hogwild threads (the core policy: one per core), each on its own share; with one worker a
     seed reproduces the embeddings exactly, with several the update interleaving varies. A
     graph with fewer nodes than one step's walk tokens (``batch_size * (walk_length + 1)``)
@@ -128,7 +128,7 @@ class SkipGramTask(Task):
     summary = "Skip-gram (word2vec SGNS) node embeddings from node2vec/deepwalk walks"
     Options = SkipGramOptions
     requires_sampler = True
-    workload = "walks"  # graphflow.cores: one Hogwild trainer per core
+    workload = "walks"  # graphflow.runtime.cores: one Hogwild trainer per core
 
     def run(self, ctx: RunContext) -> None:
         o = self.options
@@ -217,7 +217,7 @@ class SkipGramTask(Task):
         if o.eval:
             options = EvalOptions(classification="label" in ctx.graph().graph.ndata,
                                   train_fraction=o.eval_train_fraction,
-                                  link_prediction=walks_data.heldout is not None)
+                                  link_prediction=ctx.graph().links is not None)
             if options.classification or options.link_prediction:
                 evaluate_embeddings(ctx, ctx.artifacts.embeddings, options)
             else:

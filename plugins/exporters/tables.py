@@ -28,8 +28,8 @@ import torch
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.graph import GraphData
-from graphflow.io.split import MASKS
-from graphflow.linkpred.pairs import LINK_SPLITS
+from graphflow.io.node_split import MASKS
+from graphflow.linkpred.held_out import LINK_SPLITS
 from graphflow.record import package_versions
 
 VECTOR_COLUMNS = {"embeddings": "embedding", "logits": "logits"}

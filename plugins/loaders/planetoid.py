@@ -28,7 +28,7 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
-from graphflow.io.split import MASKS
+from graphflow.io.node_split import MASKS
 from graphflow.options import option
 
 T = TypeVar("T")

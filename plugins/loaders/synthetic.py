@@ -11,9 +11,9 @@ from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
-from graphflow.generate import rmat, sbm
+from graphflow.io.synthetic import rmat, sbm
 from graphflow.graph import GraphData, NodeIds
-from graphflow.io.split import check_sizes, stratified_split
+from graphflow.io.node_split import check_sizes, stratified_split
 from graphflow.options import option
 
 

@@ -18,7 +18,7 @@ class NeighborSampler(MinibatchSampler):
     their running sum) on the sampling device once. Each batch samples ``fanouts[-1]``
     in-neighbors of every seed, then ``fanouts[-2]`` of every node reached, and so on,
     with no Python loop over seeds or edges (Floyd's algorithm for distinct draws; see
-    ``graphflow.sampling.rows``). A minibatch holds one block per layer, input side first;
+    ``graphflow.sampling.per_row``). A minibatch holds one block per layer, input side first;
     each block's source nodes start with its destination nodes.
 
     Deterministic for a given generator on the CPU. ``iterate()`` prefetches batches in a

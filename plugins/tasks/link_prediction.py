@@ -15,8 +15,8 @@ from graphflow.linkpred.decoders import DecoderName, LinkModel, make_decoder
 from graphflow.linkpred.evaluate import (DEFAULT_CHUNK, binary_figures, ranking_figures,
                                          score_pairs)
 from graphflow.linkpred.negatives import NegativeName, NegativeSampler
-from graphflow.linkpred.pairs import LINK_SPLITS, LinkSplit, ScoredLinks
-from graphflow.linkpred.split import pair_keys, read_pairs
+from graphflow.linkpred.held_out import LINK_SPLITS, LinkSplit, ScoredLinks
+from graphflow.linkpred.edge_split import pair_keys, read_pairs
 from graphflow.linkpred.train import LinkFullBatch, LinkMiniBatches, LossName
 from graphflow.options import option
 from graphflow.sampling.edges import EdgeBatches, reverse_edge_ids

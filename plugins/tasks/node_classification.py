@@ -14,7 +14,7 @@ from graphflow.distributed.ddp import ShardedMiniBatches, wrap
 from graphflow.distributed.dist_train import DistMiniBatches, remote_features
 from graphflow.options import option
 from graphflow.sparse import Adjacency
-from graphflow.sparsity import hold_masks, masked_layers
+from graphflow.pruning.two_four import hold_masks, masked_layers
 from graphflow.train import finite
 from graphflow.train.inputs import Targets, node_targets
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
@@ -76,7 +76,7 @@ class NodeClassification(SupervisedTask):
             lr: float | None = None) -> dict[str, float]:
         """Train ``model`` (built for this task's inputs) with this task's options; ``epochs``
         and ``lr`` override theirs (``epochs = 0``: only predict). 2:4 masks the model holds
-        (:mod:`graphflow.sparsity`) stay fixed. Logs the metrics, sets the artifacts and
+        (:mod:`graphflow.pruning.two_four`) stay fixed. Logs the metrics, sets the artifacts and
         returns the final figures. The ``sparsify`` task fine-tunes through this."""
         o = self.options
         section = ctx.section

@@ -10,7 +10,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import torch
 
-from graphflow import sparsity
+from graphflow.pruning import two_four as sparsity
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError

@@ -15,7 +15,7 @@ from graphflow_plugins.transforms.link_split import LinkSplit
 from graphflow_plugins.transforms.normalize_features import NormalizeFeatures
 from graphflow_plugins.transforms.reorder import Reorder
 from graphflow_plugins.transforms.self_loops import SelfLoops
-from graphflow_plugins.transforms.split import Split
+from graphflow_plugins.transforms.node_split import Split
 
 
 @hookimpl

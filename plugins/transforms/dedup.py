@@ -10,7 +10,7 @@ import torch
 from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
-from graphflow.io.pairs import first_occurrences_with_slots
+from graphflow.io.edge_keys import first_occurrences_with_slots
 from graphflow.options import option
 from graphflow_plugins.transforms.rebuild import with_edges
 

@@ -10,7 +10,7 @@ import torch
 from graphflow.components import Transform
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
-from graphflow.linkpred.split import file_split, is_symmetric, random_split
+from graphflow.linkpred.edge_split import file_split, is_symmetric, random_split
 from graphflow.options import option
 
 

@@ -49,11 +49,11 @@ def test_doctor_shows_the_cpu_and_the_choices_a_run_would_use(cli):
     _, text, _ = cli("doctor")
     assert "cpu: " in text and "family" in text
     assert "gemm: large-wide: " in text and "[off]" in text
-    assert "cores: the fixed policy (graphflow.cores) [off]" in text
+    assert "cores: the fixed policy (graphflow.runtime.cores) [off]" in text
 
 
 def test_doctor_calibrate_measures_and_caches(cli, tmp_path, monkeypatch):
-    from graphflow import calibrate
+    from graphflow.runtime import calibrate
 
     monkeypatch.setenv(calibrate.ENV_DIR, str(tmp_path))
     calibrate.forget()

@@ -22,7 +22,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphflow.distributed.nproc import free_port
-from graphflow.generate import sbm
+from graphflow.io.synthetic import sbm
 from graphflow.distributed.procs import descendants, stop_all
 
 GRAPH = """

@@ -5,7 +5,7 @@ import torch
 
 from graphflow.compat.dgl import dgl
 from graphflow.errors import ConfigError, DataError
-from graphflow.generate import sbm
+from graphflow.io.synthetic import sbm
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.gin import GINConv
 from graphflow.nn.sage import SAGEConv

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.generate import rmat
+from graphflow.io.synthetic import rmat
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.neighbor import sample_blocks
 

@@ -95,7 +95,7 @@ def same(a, b) -> bool:
 def sbm_data(nodes: int, blocks: int, seed: int):
     """An SBM graph with 8 features and labels: (the generated graph, its GraphData)."""
     from graphflow.compat.dgl import dgl
-    from graphflow.generate import sbm
+    from graphflow.io.synthetic import sbm
     from graphflow.graph import GraphData, NodeIds
 
     gen = sbm(nodes, blocks, 8, p_in=0.05, p_out=0.005, seed=seed)
@@ -142,7 +142,7 @@ def test_intra_op_threads_are_restored():
 
 
 def test_iterate_gives_indexed_rows_only_inline_and_when_asked(tiny_graph):
-    from graphflow.sparse.rows import IndexedRows
+    from graphflow.sparse.indexed_rows import IndexedRows
 
     gen, data = sbm_data(300, 3, seed=1)
     seeds = torch.arange(0, 300, 2)

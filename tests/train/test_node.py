@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.generate import sbm
+from graphflow.io.synthetic import sbm
 from graphflow.graph import GraphData, NodeIds
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.sage import SAGEConv

@@ -7,7 +7,7 @@ import torch
 from scipy import stats
 
 from graphflow.compat.dgl import dgl
-from graphflow.generate import rmat, sbm
+from graphflow.io.synthetic import rmat, sbm
 from graphflow.walks.csr import from_edges
 from graphflow.walks.node2vec import PAD, first_order_step, random_walks, second_order_step
 

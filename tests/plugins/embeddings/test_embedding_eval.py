@@ -10,7 +10,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData, NodeIds
-from graphflow_plugins.embeddings.evaluation import EvalOptions, evaluate_embeddings
+from graphflow.embeddings.evaluation import EvalOptions, evaluate_embeddings
 
 SBM = """
 [pipeline]
@@ -24,7 +24,7 @@ features = 0
 p_in = 0.08
 p_out = 0.002
 edges = 2000
-
+{transform}
 [sample]
 type = "node2vec"
 walk_length = 20
@@ -44,23 +44,27 @@ type = "embedding_eval"
 """
 
 
-def pipeline(kind="synthetic", sample_extra="", eval_extra=""):
-    text = SBM.format(kind=kind, sample_extra=sample_extra, eval_extra=eval_extra)
+def held_out(test):
+    return f'\n[[transform]]\ntype = "link_split"\nval = 0.0\ntest = {test}\n'
+
+
+def pipeline(kind="synthetic", sample_extra="", eval_extra="", transform=""):
+    text = SBM.format(kind=kind, sample_extra=sample_extra, eval_extra=eval_extra,
+                      transform=transform)
     if kind == "synthetic":
         text = text.replace("edges = 2000\n", "")
     return text
 
 
 def test_link_prediction_on_held_out_edges(run_toml):
-    result = run_toml(pipeline(sample_extra="holdout_edges = 0.15",
-                               eval_extra="link_prediction = true"))
+    result = run_toml(pipeline(transform=held_out(0.15), eval_extra="link_prediction = true"))
     m = result.record["metrics"]
     # In an SBM, edges are random within communities: the best any embedding can do is to
     # rank within-community pairs first, and a third of the random non-edges are within one
     # too, which caps the AUC near 0.95 * (2/3 + 1/3 * 1/2) ~ 0.8.
     assert 0.7 < m["link_auc"] < 0.85
     assert "emb_test_acc" in m  # classification runs too (the SBM has labels and masks)
-    held = result.ctx.sampler_graph.heldout
+    held = result.ctx.graph().links.test.pos
     src, dst, _ = result.ctx.sampler_graph.graph.edge_list()
     walked = set(zip(src.tolist(), dst.tolist()))
     assert not any((u, v) in walked or (v, u) in walked for u, v in held.t().tolist())
@@ -88,7 +92,10 @@ path = "{path}"
 type = "deepwalk"
 walk_length = 20
 walks_per_node = 10
-holdout_edges = 0.1
+[[transform]]
+type = "link_split"
+val = 0.0
+test = 0.1
 [[train]]
 type = "skipgram"
 dim = 16
@@ -106,7 +113,7 @@ link_prediction = true
 
 
 def test_skipgram_eval_includes_link_prediction_when_edges_were_held_out(run_toml):
-    text = pipeline(sample_extra="holdout_edges = 0.1").replace(
+    text = pipeline(transform=held_out(0.1)).replace(
         'window = 5\n', 'window = 5\neval = true\n')
     text = text[:text.index('[[train]]\ntype = "embedding_eval"')]
     m = run_toml(text).record["metrics"]
@@ -115,7 +122,8 @@ def test_skipgram_eval_includes_link_prediction_when_edges_were_held_out(run_tom
 
 def test_link_prediction_without_held_out_edges_says_how_to_get_them(run_toml):
     with pytest.raises(ConfigError, match=r"\[train.1\] embedding_eval: link_prediction = true "
-                                          r"needs held-out edges: set holdout_edges = 0.1"):
+                                          r"needs held-out edges: add a \[\[transform\]\] "
+                                          r'type = "link_split"'):
         run_toml(pipeline(eval_extra="link_prediction = true"))
 
 

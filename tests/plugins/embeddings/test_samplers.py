@@ -114,28 +114,6 @@ def test_bad_weights_are_data_errors_naming_the_option(weights, message):
         DeepWalkSampler(WalkOptions(weight="w")).prepare(ring(5, weights), torch.device("cpu"))
 
 
-def test_holdout_that_can_remove_nothing_says_so():
-    g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])), num_nodes=2)
-    data = GraphData(graph=g, ids=NodeIds.identity(2), name="pair")
-    with pytest.raises(DataError, match=r"holdout_edges = 0.5: no edge could be held out "
-                                        r"\(2 edges, and none may isolate a node\)"):
-        DeepWalkSampler(WalkOptions(holdout_edges=0.5)).prepare(data, torch.device("cpu"))
-
-
-def test_holdout_removes_pairs_both_ways_and_keeps_them():
-    data = ring(40)
-    sampler = DeepWalkSampler(WalkOptions(holdout_edges=0.2, holdout_seed=1))
-    prepared = sampler.prepare(data, torch.device("cpu"))
-    held = prepared.heldout
-    assert held.shape[0] == 2 and 1 <= held.shape[1] <= 8
-    src, dst, _ = prepared.graph.edge_list()
-    left = set(zip(src.tolist(), dst.tolist()))
-    for u, v in held.t().tolist():
-        assert (u, v) not in left and (v, u) not in left
-    assert len(left) == data.num_edges - 2 * held.shape[1]
-    assert bool((prepared.graph.out_degrees() > 0).all())  # nobody isolated
-
-
 def test_sample_needs_what_prepare_returned():
     sampler = DeepWalkSampler()
     with pytest.raises(ConfigError, match="needs what prepare\\(\\) returned"):
@@ -146,7 +124,9 @@ def test_sample_needs_what_prepare_returned():
     ('type = "node2vec"\np = 0', r"sample\] node2vec: p = 0.0: must be a finite number > 0"),
     ('type = "node2vec"\nq = -1.5', r"q = -1.5: must be a finite number > 0"),
     ('type = "deepwalk"\nwalk_length = 0', r"walk_length = 0: must be >= 1"),
-    ('type = "deepwalk"\nholdout_edges = 1.0', r"holdout_edges = 1.0: must lie in \[0, 1\)"),
+    ('type = "deepwalk"\nholdout_edges = 0.1', r"sample.holdout_edges: no longer an option of "
+                                              r"'deepwalk'; hold edges out with a \[\[transform\]\] "
+                                              r'type = "link_split"'),
     ('type = "deepwalk"\nthreads = -1', r"sample\] deepwalk: threads = -1: must be >= 0"),
     ('type = "deepwalk"\np = 0.5', r"sample.p: unknown option for 'deepwalk'"),
     ('type = "node2vec"\nbackend = "pyg"', r'sample.backend: expected "graphflow" \| "dgl"'),

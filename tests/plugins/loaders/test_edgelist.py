@@ -67,7 +67,7 @@ def test_info_line_tells_about_merged_pairs(run_toml, tmp_path, capsys):
     ("a b\nb c d\n", "", r"e.tsv:2: expected 2 space-separated fields, found 3: 'b c d'"),
     ("a\tb\t1\nb\tc\tlots\n", "weight_column = 2",
      r"e.tsv:2: weight 'lots' is not a number \(column 'f2'\)"),
-    # NaN / inf weights are rejected, naming the value as written and its line (issue 15).
+    # NaN / inf weights are rejected, naming the value as written and its line.
     ("a\tb\t1\n# note\nb\tc\tnan\n", "weight_column = 2",
      r"e.tsv:3: weight 'nan' is not a finite number \(column 'f2'\)"),
     ("a\tb\t1\nb\tc\t-inf\n", "weight_column = 2",

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from graphflow.errors import ConfigError
-from graphflow.generate import sbm
+from graphflow.io.synthetic import sbm
 from graphflow.nn.stack import GNNStack
 from graphflow.options import parse_options
 from graphflow.sparse import Adjacency, SparseFeatures

@@ -207,7 +207,7 @@ class MultiLabelSBM(Loader):
 
     def load(self, ctx):
         from graphflow.compat.dgl import dgl
-        from graphflow.generate import sbm
+        from graphflow.io.synthetic import sbm
         from graphflow.graph import NodeIds
 
         gen = sbm(300, 4, 8, p_in=0.06, p_out=0.006, seed=0, signal=1.0)

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from graphflow import sparsity
+from graphflow.pruning import two_four
 from graphflow.errors import ConfigError, DataError
 from graphflow.manager import create_host
 from graphflow.plugin import hookimpl
@@ -85,7 +85,7 @@ def test_selected_layers_are_2_4_and_the_others_untouched(run_toml):
     assert rows["layers.1.mlp.2"]["reason"].startswith("fewer than min_features = 8")
     assert set(report["accuracy"]) == {"dense", "pruned"}
     assert report["inference"]["dense_ms"] > 0 and report["inference"]["sparse_ms"] > 0
-    if sparsity.sparse_support(result.ctx.device) is None:  # CUDA sm80+ (the device run)
+    if two_four.sparse_support(result.ctx.device) is None:  # CUDA sm80+ (the device run)
         assert rows["layers.0.mlp.2"]["status"] == "converted"
         assert rows["layers.0.mlp.0"]["status"] == "dense"  # 10 inputs: not a multiple of 4
         assert report["inference"]["converted_prediction_agreement"] > 0.95
@@ -103,7 +103,7 @@ def test_fine_tuning_keeps_the_pattern_and_the_model_exports_and_restores(run_to
     text = pipeline("finetune_epochs = 6\n[[export]]\ntype = \"pt\"\nwhat = \"model\"")
     result = run_toml(text)
     model = result.ctx.artifacts.model
-    masked = dict(sparsity.masked_layers(model))
+    masked = dict(two_four.masked_layers(model))
     assert set(masked) == {"layers.0.mlp.0", "layers.0.mlp.2", "layers.1.mlp.0"}
     for name, module in masked.items():
         assert (module.weight[~module.weight_mask] == 0).all(), name
@@ -124,7 +124,7 @@ def test_fine_tuning_keeps_the_pattern_and_the_model_exports_and_restores(run_to
     again = run_toml(restore, out_dir=tmp_path / "again")
     assert again.record["metrics"]["test_acc"] == result.record["metrics"]["test_acc"]
     assert torch.equal(again.ctx.artifacts.predictions, result.ctx.artifacts.predictions)
-    assert set(dict(sparsity.masked_layers(again.ctx.artifacts.model))) == set(masked)
+    assert set(dict(two_four.masked_layers(again.ctx.artifacts.model))) == set(masked)
     with pytest.raises(ConfigError, match=r"restore_model: .*model\.pt was trained with "
                                           r"another setup: model_options"):
         run_toml(restore.replace("hidden = 32", "hidden = 16"), out_dir=tmp_path / "bad")

@@ -11,10 +11,7 @@ from typing import Literal
 
 import torch
 
-from graphflow.components import Transform
-from graphflow.io.atomic import write_text
-from graphflow.options import option
-from graphflow.plugin import hookimpl
+from graphflow.api import Transform, hookimpl, option, write_text
 
 
 class DegreeFeatures(Transform):

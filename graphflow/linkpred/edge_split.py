@@ -1,0 +1,284 @@
+"""Edge splits for link prediction: a seeded random hold-out, or the user's own split file.
+
+**Random** (:func:`random_split`). The candidates are the graph's distinct pairs without
+self-loops: undirected pairs ``{u, v}`` on an undirected graph (every edge has its reverse),
+directed pairs ``(u, v)`` otherwise. One seeded permutation picks ``val`` then ``test``
+candidates (fractions of the candidates, or counts). The held-out positives leave the graph,
+on an undirected graph in both directions (and every parallel copy), so the message-passing
+graph never holds a held-out edge either way round.
+
+**From a file** (:func:`file_split`): rows ``(src, dst, split[, label])`` in the original node
+ids, ``split`` one of ``train``, ``val``, ``test``; ``label`` 1 (default) for a positive, 0 for
+a negative. Validation and test positives leave the graph as above; ``train`` rows are
+training edges that must already be in the graph (they are accepted, not added).
+
+**Negatives**: ``negatives`` per held-out positive, drawn uniformly among the node pairs that
+are not an edge of the *full* graph (before the hold-out) in either direction, nor a
+self-pair, nor drawn twice (:func:`sample_non_edges`: vectorised
+rejection against the sorted edge keys). A split file that lists negatives for a split keeps
+them; a split without negatives gets them drawn.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.errors import DataError
+from graphflow.graph import NodeIds
+from graphflow.io.delimited import read_delimited
+from graphflow.io.factorize import factorize
+from graphflow.io.edge_keys import first_occurrences, undirected_keys
+from graphflow.io.parquet import read_parquet
+from graphflow.linkpred.held_out import HeldOutPairs, LinkSplit
+
+FILE_SPLITS = ("train", "val", "test")
+
+
+def is_symmetric(src: torch.Tensor, dst: torch.Tensor, num_nodes: int) -> bool:
+    """Whether every edge ``u -> v`` has its reverse ``v -> u`` (one sort, one search)."""
+    keys = torch.sort(src * num_nodes + dst).values
+    rev = dst * num_nodes + src
+    pos = torch.searchsorted(keys, rev).clamp(max=max(keys.numel() - 1, 0))
+    return bool((keys.numel() == 0) or (keys[pos] == rev).all())
+
+
+def sample_non_edges(src: torch.Tensor, dst: torch.Tensor, num_nodes: int, count: int,
+                     generator: torch.Generator | None = None) -> torch.Tensor:
+    """int64 (2, count) distinct pairs ``u < v`` joined by no edge in either direction.
+
+    Draws in vectorised rounds of uniform pairs and rejects edges, self-pairs and repeats.
+    """
+    if num_nodes < 2:
+        raise ValueError("need at least two nodes to sample non-edges")
+    edges = torch.unique(undirected_keys(src, dst, num_nodes))
+    possible = num_nodes * (num_nodes - 1) // 2 - int((edges // num_nodes != edges % num_nodes).sum())
+    if count > possible:
+        raise ValueError(f"asked for {count} non-edges but the graph has only {possible}")
+    found = torch.zeros(0, dtype=torch.int64)
+    while found.numel() < count:
+        draw = max(2 * (count - found.numel()), 1024)
+        a = torch.randint(num_nodes, (draw,), generator=generator)
+        b = torch.randint(num_nodes, (draw,), generator=generator)
+        key = undirected_keys(a, b, num_nodes)
+        key = key[(a != b) & ~torch.isin(key, edges)]
+        found = torch.cat([found, key])
+        found = found[first_occurrences(found)]  # drop repeats, keep the order of drawing
+    found = found[:count]
+    return torch.stack([found // num_nodes, found % num_nodes])
+
+
+def pair_keys(src: torch.Tensor, dst: torch.Tensor, num_nodes: int,
+              undirected: bool) -> torch.Tensor:
+    """int64 (E,) key of each edge's pair: ``min * N + max`` (undirected) or ``src * N + dst``."""
+    if undirected:
+        return undirected_keys(src, dst, num_nodes)
+    return src * num_nodes + dst
+
+
+def count_of(size: int | float, total: int) -> int:
+    """A fraction of ``total`` (rounded) or a count."""
+    return int(round(size * total)) if isinstance(size, float) else int(size)
+
+
+def random_split(graph: dgl.DGLGraph, *, val: int | float, test: int | float, negatives: int,
+                 undirected: bool, generator: torch.Generator,
+                 source: str = "random") -> tuple[dgl.DGLGraph, LinkSplit]:
+    """Hold out ``val`` and ``test`` pairs (see the module docstring).
+
+    :returns: the message-passing graph (held-out edges removed; node data and the kept edges'
+        data unchanged) and the split.
+    :raises DataError: when the split asks for more pairs than there are, or leaves the
+        training graph without edges.
+    """
+    n = graph.num_nodes()
+    src, dst = graph.edges()
+    keys = pair_keys(src, dst, n, undirected)  # (E,)
+    cand = torch.unique(keys[src != dst])  # (C,) sorted distinct non-loop pairs
+    nv, nt = count_of(val, cand.numel()), count_of(test, cand.numel())
+    if nv + nt >= cand.numel():
+        kind = "undirected pairs" if undirected else "edges"
+        raise DataError(f"link_split: val ({nv}) + test ({nt}) pairs leave no training edges: "
+                        f"the graph has {cand.numel()} distinct {kind} (self-loops excluded); "
+                        f"hold out fewer")
+    order = torch.randperm(cand.numel(), generator=generator)
+    held = [cand[order[:nv]], cand[order[nv:nv + nt]]]  # keys of val, test
+    pos = [torch.stack([k // n, k % n]) for k in held]  # (2, P) each; u < v when undirected
+    train_graph = without_pairs(graph, torch.cat(held), undirected)
+    neg = draw_negatives(src, dst, n, [p.shape[1] * negatives for p in pos], undirected,
+                         generator)
+    return train_graph, LinkSplit(val=HeldOutPairs(pos[0], neg[0]),
+                                  test=HeldOutPairs(pos[1], neg[1]), undirected=undirected,
+                                  source=source)
+
+
+def without_pairs(graph: dgl.DGLGraph, held: torch.Tensor, undirected: bool) -> dgl.DGLGraph:
+    """``graph`` minus every edge whose pair key is in ``held`` (node data kept).
+
+    :raises DataError: when no edge would remain.
+    """
+    n = graph.num_nodes()
+    src, dst = graph.edges()
+    drop = torch.isin(pair_keys(src, dst, n, undirected), held)  # (E,)
+    if bool(drop.all()) and graph.num_edges():
+        raise DataError("link_split: the held-out pairs are every edge of the graph, which "
+                        "leaves the training graph without edges; hold out fewer")
+    return dgl.remove_edges(graph, drop.nonzero().squeeze(1))
+
+
+def draw_negatives(src: torch.Tensor, dst: torch.Tensor, num_nodes: int, counts: list[int],
+                   undirected: bool, generator: torch.Generator) -> list[torch.Tensor]:
+    """Distinct non-edges of the full graph, ``counts[i]`` for split ``i``: int64 (2, c) each.
+
+    On a directed graph each pair's orientation is a fair coin (the draw returns ``u < v``).
+    """
+    total = sum(counts)
+    if total == 0:
+        return [torch.zeros(2, 0, dtype=torch.int64) for _ in counts]
+    try:
+        pairs = sample_non_edges(src, dst, num_nodes, total, generator)  # (2, total)
+    except ValueError as exc:
+        raise DataError(f"link_split: cannot draw {total} negative pairs: {exc}") from None
+    if not undirected:
+        flip = torch.rand(total, generator=generator) < 0.5
+        pairs = torch.where(flip, pairs.flip(0), pairs)
+    return list(torch.split(pairs, counts, dim=1))
+
+
+def file_split(graph: dgl.DGLGraph, ids: NodeIds, path: Path, *, negatives: int,
+               undirected: bool, generator: torch.Generator
+               ) -> tuple[dgl.DGLGraph, LinkSplit]:
+    """Read a split file (see the module docstring) and hold out its val/test positives.
+
+    :raises DataError: naming the file, the row and the value for an unknown node id, a bad
+        ``split`` or ``label``; or when the split leaves the training graph without edges.
+    """
+    table, where = _read_split_table(path)
+    n = graph.num_nodes()
+    src, dst = _internal_ids(table, ids, where)
+    split = _split_codes(table.column("split"), where)  # (R,) 0 train, 1 val, 2 test
+    label = _labels(table, where)  # (R,) bool
+    gsrc, gdst = graph.edges()
+    pos, neg = [], []
+    for code in (1, 2):
+        rows = (split == code)
+        pos.append(torch.stack([src[rows & label], dst[rows & label]]))
+        neg.append(torch.stack([src[rows & ~label], dst[rows & ~label]]))
+    held = torch.cat([pair_keys(p[0], p[1], n, undirected) for p in pos])
+    if held.numel() == 0:
+        raise DataError(f"split file {path}: no validation or test positive (split = \"val\" "
+                        f"or \"test\" with label 1); nothing to hold out")
+    train_graph = without_pairs(graph, held, undirected)
+    missing = [i for i, p in enumerate(pos) if neg[i].shape[1] == 0 and p.shape[1] > 0]
+    drawn = draw_negatives(gsrc, gdst, n, [pos[i].shape[1] * negatives for i in missing],
+                           undirected, generator)
+    for i, pairs in zip(missing, drawn):
+        neg[i] = pairs
+    return train_graph, LinkSplit(val=HeldOutPairs(pos[0], neg[0]),
+                                  test=HeldOutPairs(pos[1], neg[1]), undirected=undirected,
+                                  source=str(path))
+
+
+def _read_split_table(path: Path):
+    if not path.exists():
+        raise DataError(f"split file not found: {path}")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        read = read_parquet(path, select={"src": "src", "dst": "dst", "split": "split",
+                                          "label": "label"}, optional=("label",),
+                            what="split file")
+    else:
+        names = _header(path)
+        select = {c: c for c in ("src", "dst", "split")}
+        if "label" in names:
+            select["label"] = "label"
+        read = read_delimited(path, delimiter=None, header=True, select=select,
+                              ids=("src", "dst"), what="split file")
+    return read.table, read.where
+
+
+def _header(path: Path) -> list[str]:
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        first = fh.readline()
+    for sep in ("\t", ",", " "):
+        if sep in first:
+            return [c.strip() for c in first.split(sep)]
+    return [first.strip()]
+
+
+def _internal_ids(table: pa.Table, ids: NodeIds, where) -> tuple[torch.Tensor, torch.Tensor]:
+    """Internal ids of the ``src`` / ``dst`` columns; the first unknown id is an error."""
+    node_ids = ids.to_arrow()
+    columns = []
+    for name in ("src", "dst"):
+        column = table.column(name)
+        if column.null_count:
+            row = int(np.flatnonzero(column.is_null().to_numpy(zero_copy_only=False))[0])
+            raise DataError(f"{where(row)}: {name} is empty; every row needs a src and a dst")
+        if column.type != node_ids.type:
+            try:
+                column = pc.cast(column, node_ids.type)
+            except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+                column = pc.cast(column, pa.string())
+                node_ids = pc.cast(node_ids, pa.string())
+        columns.append(column)
+    (_, s, d), _ = factorize([node_ids, *columns])
+    n = len(node_ids)
+    for codes, name, column in ((s, "src", table.column("src")),
+                                (d, "dst", table.column("dst"))):
+        unknown = np.flatnonzero(codes >= n)
+        if len(unknown):
+            row = int(unknown[0])
+            value = column.slice(row, 1).to_pylist()[0]
+            raise DataError(f"{where(row)}: {name} node id {value!r} is not a node of the "
+                            f"graph; fix the id or remove the row")
+    return torch.from_numpy(s.astype(np.int64)), torch.from_numpy(d.astype(np.int64))
+
+
+def _split_codes(column: pa.ChunkedArray, where) -> torch.Tensor:
+    text = pc.utf8_lower(pc.utf8_trim_whitespace(pc.cast(column, pa.string())))
+    codes = np.full(len(text), -1, dtype=np.int64)
+    values = text.to_numpy(zero_copy_only=False)
+    for code, name in enumerate(FILE_SPLITS):  # three names, not a loop over rows
+        codes[values == name] = code
+    bad = np.flatnonzero(codes < 0)
+    if len(bad):
+        row = int(bad[0])
+        raise DataError(f"{where(row)}: split {column.slice(row, 1).to_pylist()[0]!r} is not "
+                        f"one of {', '.join(FILE_SPLITS)}")
+    return torch.from_numpy(codes)
+
+
+def _labels(table: pa.Table, where) -> torch.Tensor:
+    if "label" not in table.column_names:
+        return torch.ones(table.num_rows, dtype=torch.bool)
+    column = table.column("label")
+    try:
+        values = pc.cast(column, pa.float64()).to_numpy(zero_copy_only=False)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        values = np.full(table.num_rows, np.nan)
+    bad = np.flatnonzero(~np.isin(values, (0.0, 1.0)))
+    if len(bad):
+        row = int(bad[0])
+        raise DataError(f"{where(row)}: label {column.slice(row, 1).to_pylist()[0]!r} must be "
+                        f"1 (an edge) or 0 (a non-edge)")
+    return torch.from_numpy(values == 1.0)
+
+
+def read_pairs(path: Path, ids: NodeIds, *, what: str = "pairs file") -> torch.Tensor:
+    """int64 (2, P) internal ids of the ``src``, ``dst`` rows of a Parquet or CSV file of
+    original node ids; an unknown id names the file, the row and the id."""
+    if not path.exists():
+        raise DataError(f"{what} not found: {path}")
+    if path.suffix.lower() in (".parquet", ".pq"):
+        read = read_parquet(path, select={"src": "src", "dst": "dst"}, what=what)
+    else:
+        read = read_delimited(path, delimiter=None, header=True,
+                              select={"src": "src", "dst": "dst"}, ids=("src", "dst"),
+                              what=what)
+    src, dst = _internal_ids(read.table, ids, read.where)
+    return torch.stack([src, dst])

@@ -103,7 +103,7 @@ class DGLGIN(nn.Module):
 
     def __init__(self, in_dim: int, classes: int):
         super().__init__()
-        from dgl.nn import GINConv, SumPooling
+        GINConv, SumPooling = dgl.nn.GINConv, dgl.nn.SumPooling
 
         dims = [in_dim] + [HIDDEN] * LAYERS
         self.convs = nn.ModuleList(
@@ -170,7 +170,7 @@ class DGLSide:
         self.seed = seed
 
     def loader(self, ids: torch.Tensor, shuffle: bool, batch: int = BATCH):
-        from dgl.dataloading import GraphDataLoader
+        GraphDataLoader = dgl.dataloading.GraphDataLoader
 
         dataset = [(self.graphs[i], self.labels[i]) for i in ids.tolist()]
         return GraphDataLoader(dataset, batch_size=batch, shuffle=shuffle)

@@ -207,7 +207,7 @@ class SkipGramTask(Task):
                 raise
         walk_seconds, train_seconds = run.walk_seconds, run.train_seconds
         finite.check_output(model.emb[:n], "skip-gram embeddings", fix=fix)
-        finite.check_output(model.ctx[:n], "skip-gram output vectors", fix=fix)
+        finite.check_output(model.out_emb[:n], "skip-gram output vectors", fix=fix)
         state_path.unlink(missing_ok=True)  # finished: nothing left to resume
         ctx.artifacts.embeddings = model.embeddings(o.readout)
         ctx.log_metrics(skipgram_loss=loss, walk_seconds=walk_seconds,
@@ -232,7 +232,7 @@ class SkipGramTask(Task):
         name = signals.signal_name(signals.pending() or 0)
         if run.starts is None or run.rng is None:  # before the first batch: nothing to keep
             return
-        ckpt.save(path, {"meta": meta, "emb": model.emb, "ctx": model.ctx,
+        ckpt.save(path, {"meta": meta, "emb": model.emb, "out_emb": model.out_emb,
                          **dataclasses.asdict(run)})
         ctx.info(f"[{section}] {name}: skip-gram stopped in epoch {run.epoch}, walk batch "
                  f"{run.batch + 1}; graphflow run --resume continues from {path}")
@@ -252,7 +252,7 @@ class SkipGramTask(Task):
                               f"({', '.join(changed) or 'not a skip-gram state'}); run without "
                               f"--resume, or restore the settings")
         model.emb.copy_(state["emb"].to(model.emb.device))
-        model.ctx.copy_(state["ctx"].to(model.ctx.device))
+        model.out_emb.copy_(state["out_emb"].to(model.out_emb.device))
         fields = {f.name for f in dataclasses.fields(_Progress)}
         run = _Progress(**{k: v for k, v in state.items() if k in fields})
         run.starts = run.starts.to(model.device)

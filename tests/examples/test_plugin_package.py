@@ -49,7 +49,7 @@ def test_installed_plugin_is_listed(plugin_env):
     plugin = next(p for p in json.loads(proc.stdout)["plugins"] if p["name"] == "degree")
     assert plugin["dist"] == "graphflow-degree-features" and plugin["version"] == "0.1.0"
     assert plugin["first_party"] is False
-    assert plugin["components"] == {"transform": ["degree_features"]}
+    assert plugin["components"] == {"transform": ["log_degree"]}
     assert plugin["source"].endswith("graphflow_degree/plugin.py")
 
 
@@ -60,7 +60,7 @@ def test_installed_plugin_runs_in_a_pipeline(plugin_env, tmp_path):
     assert proc.returncode == 0, proc.stderr
     record = json.loads((out / "run.json").read_text())
     stage = next(s for s in record["stages"] if s["section"] == "transform.0")
-    assert (stage["type"], stage["plugin"]) == ("degree_features", "degree")
+    assert (stage["type"], stage["plugin"]) == ("log_degree", "degree")
     timings = (out / "stage_timings.csv").read_text().splitlines()
     assert timings[0] == "section,type,plugin,seconds"
     assert [line.split(",")[0] for line in timings[1:]] == [s["section"] for s in record["stages"]]

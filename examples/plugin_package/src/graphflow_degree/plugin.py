@@ -21,7 +21,7 @@ class DegreeFeatures(Transform):
     partly washes out; appending it is a classic cheap feature for node classification.
     """
 
-    name = "degree_features"
+    name = "log_degree"
     summary = "append log(1 + degree) to the node features"
 
     @dataclass

@@ -23,10 +23,13 @@ docs/plugins.md for the hooks and the contract of each component kind.
 
 from __future__ import annotations
 
-from graphflow.components import Component, Exporter, Loader, Model, Sampler, Task, Transform, What
+from graphflow.components import (Component, Exporter, Loader, Model, Sampler, Task, Tracker,
+                                  Transform, What)
 from graphflow.context import Artifacts, RunContext
-from graphflow.errors import ConfigError, DataError, DeviceError, GraphflowError, PluginError
+from graphflow.errors import (ConfigError, DataError, DeviceError, GraphflowError, NumericalError,
+                              PluginError)
 from graphflow.graph import GraphData, NodeIds
+from graphflow.graphs.collection import GraphCollection
 from graphflow.io.atomic import atomic_path, write_text
 from graphflow.nn.stack import add_self_loops
 from graphflow.options import NoOptions, option
@@ -34,19 +37,22 @@ from graphflow.plugin import NAME, hookimpl
 from graphflow.sampling.block import Block, MiniBatch
 from graphflow.sparse import Adjacency, SparseFeatures, sddmm, spmm, spmm_cat
 from graphflow.train.inputs import node_features
+from graphflow.train.task import SupervisedOptions, SupervisedTask
 
 __all__ = [
     # hooks
     "NAME", "hookimpl",
     # components and their options
-    "Component", "Loader", "Transform", "Sampler", "Model", "Task", "Exporter", "What",
+    "Component", "Loader", "Transform", "Sampler", "Model", "Task", "Exporter", "Tracker", "What",
+    "SupervisedTask", "SupervisedOptions",
     "option", "NoOptions",
     # data
-    "GraphData", "NodeIds", "Block", "MiniBatch", "node_features",
+    "GraphData", "NodeIds", "GraphCollection", "Block", "MiniBatch", "node_features",
     # the run
     "RunContext", "Artifacts",
     # errors (one readable line each)
     "GraphflowError", "ConfigError", "DataError", "DeviceError", "PluginError",
+    "NumericalError",
     # sparse message passing
     "Adjacency", "SparseFeatures", "spmm", "spmm_cat", "sddmm", "add_self_loops",
     # writing outputs

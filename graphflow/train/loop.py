@@ -204,13 +204,18 @@ class EpochLoop:
         ckpt.set_rng_state(state.rng, self.generator)
         self.best = state.best
         if self.ctx.world.is_main:
-            _drop_epochs_after(self.ctx, self.section, state.epoch)
+            _drop_epochs_after(self.ctx, self.section, state.epoch,
+                               fold=self.options.meta.get("fold"))
         self.ctx.info(f"[{self.section}] resuming after epoch {state.epoch}")
         return state.epoch + 1, state.stopped
 
 
-def _drop_epochs_after(ctx: RunContext, section: str, epoch: int) -> None:
-    """Remove this stage's ``metrics.jsonl`` lines past ``epoch`` (they will be run again)."""
+def _drop_epochs_after(ctx: RunContext, section: str, epoch: int, *,
+                       fold: int | None = None) -> None:
+    """Remove this stage's ``metrics.jsonl`` lines past ``epoch`` (they will be run again):
+    those of ``fold`` only, when the stage trains one model per cross-validation fold (its
+    epoch lines carry ``"fold"``), so that the finished folds' lines stay."""
+    fold_value = None if fold is None else float(fold)
     path = ctx.metrics_path
     if not path.exists():
         return
@@ -221,7 +226,8 @@ def _drop_epochs_after(ctx: RunContext, section: str, epoch: int) -> None:
             record = json.loads(line)
         except json.JSONDecodeError:  # a line cut short by the interruption
             continue
-        if record.get("stage") == section and record.get("epoch", 0) > epoch:
+        if record.get("stage") == section and record.get("epoch", 0) > epoch \
+                and record.get("fold") == fold_value:
             continue
         keep.append(line)
     if len(keep) != len(lines):

@@ -97,6 +97,8 @@ def ids_from_tensors(labels: dict[str, torch.Tensor], n: int) -> NodeIds:
     if IDS_INT in labels:
         return NodeIds(n, pa.array(labels[IDS_INT].numpy()))
     if IDS_OFFSETS in labels:
+        if IDS_BYTES not in labels:
+            raise ValueError(f"string node ids without their bytes ({IDS_BYTES})")
         offsets = labels[IDS_OFFSETS].numpy().astype(np.int64)
         data = labels[IDS_BYTES].numpy().astype(np.uint8)
         big = pa.Array.from_buffers(pa.large_string(), n, [None, pa.py_buffer(offsets),

@@ -48,7 +48,8 @@ def open_parquet(path: Path, what: str) -> pq.ParquetFile:
         raise DataError(f"{what} {path} is a folder; expected a Parquet file")
     try:
         return pq.ParquetFile(path)
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:  # damaged metadata: Arrow's
+        # own errors, and names or keys that are not UTF-8
         raise DataError(f"{what} {path} is not a readable Parquet file "
                         f"({first_line(exc)})") from None
 
@@ -77,7 +78,7 @@ def read_parquet(path: Path, *, select: Mapping[str, str] | None = None,
         batches = list(pf.iter_batches(batch_size=BATCH_ROWS, columns=columns, use_threads=True))
         schema = pa.schema([pf.schema_arrow.field(c) for c in columns])
         table = pa.Table.from_batches(batches, schema=schema)
-    except (pa.ArrowInvalid, OSError) as exc:
+    except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
         raise DataError(f"{what} {path}: cannot read it ({first_line(exc)})") from None
     return ParquetTable(path=path, table=table.rename_columns(list(roles)))
 

@@ -3,6 +3,7 @@ line that names the file, line or key (checked through the same in-process check
 
 from __future__ import annotations
 
+import base64
 import io
 import re
 
@@ -52,6 +53,56 @@ def _dgl_with_string_id_offsets_past_the_bytes() -> bytes:
         g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])))
         dgl.save_graphs(str(path), [g], {IDS_OFFSETS: torch.tensor([0, 5, 2]),
                                          IDS_BYTES: torch.tensor([97, 98], dtype=torch.uint8)})
+        return path.read_bytes()
+
+
+# Parquet files the fuzzer damaged (benchmarks/fuzz.py, seed 0): footer metadata that is not
+# UTF-8, and a column of 4-bit integers Arrow does not read.
+PARQUET_NOT_UTF8_METADATA = base64.b64decode(
+    "UEFSMRUEFUwVTkwVBhUAEgAAJhgDAAAAYSBiAQdoInEiFAAAADEwODIyNzQwMzgwMzQxNjUzNTA0FQAVFBUYLBUG"
+    "FRAVBhUGHDYAKANhIGIYAyJxIhERAAAACiQCAAAABgECAyQAFQQZLDUAGAZzY2hlbWEVAgAVDCUCGAOdc3QlAEwc"
+    "AAAAFgYZHBkcJgAcFQwZNQAGEBkYA2RzdBUCFgYWvgEWxAEmciYIHDYAKANhIGIYAyJxIhERABksFQQVABUCABUA"
+    "FRAVAgA8FjQZBhkmAAYAAAAWvgEWBiYIFsQBABkcGAxBUlJPVzpzImhlbWEYoAEvLy8vLzNBQUFBQVFBQUFBQUFB"
+    "S0FBd0FCZ0FGQUFnQUNnQUFBQUFCQkFBTUFBQUFDQUFJQUFBQUJBQUlBQUFBQkFBQUFBRUFBQUFVQUFBQUVBQVVB"
+    "QWdBQmdBSEFBd0FBQUFRQUJBQUFBQUFBQUVGRUFBQUFCZ0FBQUFFQUFBQUFBQUFBQU1BQUFCa2MzUUFCQUFFQUFR"
+    "QUFBQUFBQUFBABggcGFycXVldC1jcHAtYXJyb3cgdmVyc2lvbiAyNi4wLjEZHBwAAABYAQAAUEFSMQ==")
+PARQUET_4BIT_INTEGERS = base64.b64decode(
+    "UEFSMRUEFQAVAkwVABUAEgAAABUAFQ4VEiwVBBUQFQYVBhwAAAAHGAIAAAAEAAAVBBVEFUhMFQTwABIAACKEFAAA"
+    "ADEwNzgwMTc5NDIyNjU3OTQxNTA0BgAAAG5vZGVfMRUAFRIVFiwVBBUQFQYVBhw2ACgGbm9kZV8xGBQxMDd9MDE3"
+    "OTQyMjY1Nzk0MTUwNBERAAAACSACAAAABAEBAwIVBBUgFSRMFQQVABIAABA8DNSdR8iSfuotO42FP8M7QxUAFRIV"
+    "FiwVBBUQFQYVBhwYCC07jYU/wztDGAgM1J1HyJJ+6hYAKAgtO42FP8M7QxgIDNSdR8iSfuoREQAAAAkgAgAAAAQB"
+    "AQMCFQQVIBUkTBUEFQASAAAQPAMAAAAAAAAAAAAAAAAAAAAVABUeFSIsFQQVEBUGFQYcGAgDAAAAAAAAABgIAAAA"
+    "AAAAAAAWACgIAwAAAAAAAAAYCAAAAAAAAAAAEREAAAAPOAIAAAAEAAIAAAAEAwEDAhUEGXw1ABgGc2NoZW1hFQgA"
+    "FQIlAhgDc3JjbLwAAAAVDCUCGANkc3QlAEwcAAAAFQolAhgBYQA1AhgBYhUCFQZMPAAAADUEGARsaXN0FQIAFQQl"
+    "AhgHZWxlbWVudAAWBBkcGUwmABwVAhk1AAYQGRgDc3JjFQIWBBZQFlYmJiYIKSwVBBUAFQIAFQAVEBUCADwpBhkm"
+    "BAAAAAAmABwVDBk1AAYQGRgDZHN0FQIWBBbcARbkASbCASZeHDYAKAZub2RlXzEYFDEwNzgwMTc5NDIyNjU3OTQx"
+    "NTA0EREAGSwVBBUAFQIAFQAVEBUCADwWNBkGGSYABAAAACYAHBUKGTUABhAZGAFhFQIWBBbMARbUASaCAybCAhwY"
+    "CC07jYU/wztDGAgM1J1HyJJ+6hYAKAgtO42FP8M7QxgIDNSdR8iSfuoREQAZLBUEFQAVAgAVABUQFQIAPCkGGSYA"
+    "BAAAACYAHBUEGTUABhAZOAFiBGxpc3QHZWxlbWVudBUCFgQW2AEW4AEm1gQmlgQcGAgDAAAAAAAAABgIAAAAAAAA"
+    "AAAWACgIAwAAAAAAAAAYCAAAAAAAAAAAEREAGSwVBBUAFQIAFQAVEBUCADwpJgQAGUYAAAAEAAAAFtAFFgQmCBbu"
+    "BQAZHBgMQVJST1c6c2NoZW1hGJgDLy8vLy95Z0JBQUFRQUFBQUFBQUtBQXdBQmdBRkFBZ0FDZ0FBQUFBQkJBQU1B"
+    "QUFBQ0FBSUFBQUFCQUFJQUFBQUJBQUFBQVFBQUFEUUFBQUFtQUFBQUdnQUFBQUVBQUFBVVAvLy93QUFBUXdVQUFB"
+    "QUdBQUFBQVFBQUFBQkFBQUFFQUFBQUFFQUFBQmlBQUFBUlAvLy8zai8vLzhBQUFFQ0VBQUFBQ0FBQUFBRUFBQUFB"
+    "QUFBQUFRQUFBQnBkR1Z0QUFBQUFBZ0FEQUFjQUFjQUNBQUFBQUFBQUFGQUFBQUFzUC8vL3dBQUFRTVFBQUFBR0FB"
+    "QUFBUUFBQUFBQUFBQUFRQUFBR0VBQmdBSUFBWUFCZ0FBQUFBQUFnRGMvLy8vQUFBQkJSQUFBQUFVQUFBQUJBQUFB"
+    "QUFBQUFBREFBQUFaSE4wQU16Ly8vOFFBQlFBQ0FBR0FBY0FEQUFBQUJBQUVBQUFBQUFBQVFFUUFBQUFHQUFBQUFR"
+    "QUFBQUFBQUFBQXdBQUFITnlZd0FFQUFRQUJBQUFBQT09ABggcGFycXVldC1jcHAtYXJyb3cgdmVyc2lvbiAyNi4w"
+    "LjEZTBwAABwAABwAABwAAAC+AwAAUEFSMQ==")
+
+
+def _dgl_with_string_id_offsets_but_no_bytes() -> bytes:
+    import tempfile
+    from pathlib import Path
+
+    import torch
+
+    from graphflow.compat.dgl import dgl
+    from graphflow.io.dglfile import IDS_OFFSETS
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "g.bin"
+        g = dgl.graph((torch.tensor([0, 1]), torch.tensor([1, 0])))
+        dgl.save_graphs(str(path), [g], {IDS_OFFSETS: torch.tensor([0, 1, 2])})
         return path.read_bytes()
 
 
@@ -137,6 +188,20 @@ CASES = {
          section("export", {"type": "parquet", "what": "graph"}, array=True)).encode(),
         r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
         r"\(ArrowInvalid: "),
+    "DGL string-id offsets without their bytes (was a KeyError)": (
+        {"g.bin": _dgl_with_string_id_offsets_but_no_bytes()},
+        _load({"type": "dgl", "path": "g.bin"}),
+        r"g.bin: the node ids or metadata graphflow stored with the graph are damaged "
+        r"\(ValueError: string node ids without their bytes \(graphflow_id_bytes\)\); export "
+        r"the graph again"),
+    "Parquet footer metadata that is not UTF-8 (was a UnicodeDecodeError)": (
+        {"e.parquet": PARQUET_NOT_UTF8_METADATA},
+        _load({"type": "parquet", "edges": "e.parquet", "directed": False}),
+        r"edge table .*e.parquet is not a readable Parquet file \("),
+    "Parquet column of 4-bit integers (was an ArrowNotImplementedError)": (
+        {"e.parquet": PARQUET_4BIT_INTEGERS},
+        _load({"type": "parquet", "edges": "e.parquet", "dst_column": "weight"}),
+        r"edge table .*e.parquet.*(not a readable Parquet file|cannot read it) \("),
     ".mat weight beyond float32 (was a RuntimeWarning line, then inf weights)": (
         {"g.mat": _mat_huge_weight()}, _load({"type": "mat", "path": "g.mat", "labels": ""}),
         r"g.mat: 'network'\[0, 1\] = 1e\+300 is not a finite float32 edge weight"),

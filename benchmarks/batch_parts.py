@@ -60,6 +60,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allocator", choices=["retain", "system"], default="retain")
     p.add_argument("--batches", type=int, default=40)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--threads", type=int, default=0,
+                   help="training threads (default: the core policy's for this machine)")
     a = p.parse_args(argv)
     malloc = allocator.apply(a.allocator)["allocator"]
     nodes, edges = (200_000, 4_000_000) if a.quick else (1_000_000, 20_000_000)
@@ -68,11 +70,12 @@ def main(argv: list[str] | None = None) -> int:
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, threads=1))
     graph = sampler.prepare(data, torch.device("cpu"))
     order = torch.randperm(nodes, generator=torch.Generator().manual_seed(7))
-    plan = cores.plan("sampled")
+    plan = cores.plan("sampled", None, {"threads": a.threads} if a.threads else None)
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES])
     opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # as graphflow run builds it
     total = dict.fromkeys(PARTS, 0.0)
+    flops = 0.0  # the dense products' float operations: forward, weight and input gradients
     faults = 0
     with cores.applied(plan):
         for i in range(a.warmup + a.batches):
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
             opt.step()
             took.update(forward=t1 - t0, backward=t2 - t1, adam=time.perf_counter() - t2)
             if i >= a.warmup:
+                flops += dense_flops(blocks)
                 for part in PARTS:
                     total[part] += took[part]
         faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
@@ -110,12 +114,33 @@ def main(argv: list[str] | None = None) -> int:
           f"{plan.threads} training threads:")
     for part in PARTS:
         print(f"  {part:10s} {ms[part]:6.2f} ms/batch")
+    gflop = flops / a.batches / 1e9
+    dense_s = (ms["forward"] + ms["backward"]) / 1e3
+    print(f"  dense products {gflop:.2f} GFLOP/batch (forward, weight and input gradients); "
+          f"forward + backward together run at {gflop / dense_s:.0f} GFLOP/s")
     print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
           f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
     print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
                       "threads": plan.threads, **{k: round(v, 3) for k, v in ms.items()},
-                      "faults_per_batch": round(faults / a.batches)}))
+                      "faults_per_batch": round(faults / a.batches),
+                      "dense_gflop_per_batch": round(gflop, 3)}))
     return 0
+
+
+def dense_flops(blocks: list) -> float:
+    """Float operations of GraphflowSAGE's dense products on ``blocks`` (graphflow's
+    ``sage_conv``): a layer with F_in <= F_out aggregates first and runs one (num_dst, 2 F_in)
+    x (2 F_in, F_out) product; a wider input projects first, (num_src + num_dst) rows of
+    F_in x F_out. The weight gradient costs the forward's operations again, and so does the
+    input gradient in every layer but the first (the features need none)."""
+    dims = [FEATURES, HIDDEN, HIDDEN, CLASSES]
+    total = 0.0
+    for i, block in enumerate(blocks):
+        f_in, f_out = dims[i], dims[i + 1]
+        rows = block.num_dst * 2 if f_in <= f_out else block.num_src + block.num_dst
+        one = 2.0 * rows * f_in * f_out
+        total += one * (2 if i == 0 else 3)
+    return total
 
 
 if __name__ == "__main__":

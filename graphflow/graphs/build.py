@@ -9,7 +9,7 @@ builds the block-diagonal DGLGraph, the features and the graph table.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
 import pyarrow as pa
@@ -21,10 +21,24 @@ from graphflow.graph import GraphData, NodeIds
 from graphflow.graphs.collection import (GraphCollection, check_edges_within, encode_labels,
                                          pointer_from_index)
 from graphflow.graphs.features import degree_one_hot, label_codes, one_hot
+from graphflow.options import option
 
 NodeFeatures = Literal["auto", "attributes", "labels", "both", "degree", "none"]
 """Where node features come from: ``auto`` = the attributes when the set has them, else the
 node labels one-hot, else the degrees one-hot (the GIN paper's choices)."""
+
+
+def features_option(attributes: str = '"attributes"',
+                    labels: str = '"labels" (node labels one-hot)') -> Any:
+    """The ``features`` option of a collection loader (:data:`NodeFeatures`), its text naming
+    where that loader finds ``attributes`` and ``labels``."""
+    return option("auto", f'Node features: {attributes}, {labels}, "both", "degree" (one-hot '
+                          f'degree), "none", or "auto" (attributes, else labels, else degree).')
+
+
+def max_degree_option() -> Any:
+    """The ``max_degree`` option of a collection loader (``features = "degree"``)."""
+    return option(None, 'Degrees above this share the last one-hot column (features = "degree").')
 
 
 @dataclass

@@ -14,7 +14,8 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
 from graphflow.graph import GraphData
-from graphflow.graphs.build import NodeFeatures, Sources, build_collection
+from graphflow.graphs.build import (NodeFeatures, Sources, build_collection, features_option,
+                                    max_degree_option)
 from graphflow.io.matfile import check_mat, load_mat
 from graphflow.io.npzfile import csr_from_parts, load_npz
 from graphflow.options import option
@@ -32,12 +33,8 @@ class KernelCollectionOptions:
     labels: str = option("labels", "Variable of the (G,) graph labels.")
     node_labels: str = option("responses", 'Variable of the (N,) node labels ("" for none).')
     node_attributes: str = option("", 'Variable of (N, F) node attributes ("" for none).')
-    features: NodeFeatures = option(
-        "auto", 'Node features: "attributes", "labels" (node labels one-hot), "both", '
-                '"degree" (one-hot degree), "none", or "auto" (attributes, else labels, else '
-                "degree).")
-    max_degree: int | None = option(
-        None, 'Degrees above this share the last one-hot column (features = "degree").')
+    features: NodeFeatures = features_option()
+    max_degree: int | None = max_degree_option()
 
 
 def read_arrays(path: Path) -> dict[str, Any]:

@@ -13,7 +13,8 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError
 from graphflow.graph import GraphData
-from graphflow.graphs.build import NodeFeatures, Sources, build_collection
+from graphflow.graphs.build import (NodeFeatures, Sources, build_collection, features_option,
+                                    max_degree_option)
 from graphflow.graphs.textfile import read_numbers
 from graphflow.options import option
 
@@ -26,12 +27,9 @@ OPTIONAL = ("graph_labels", "graph_attributes", "node_labels", "node_attributes"
 class TUOptions:
     path: Path = option(doc="The folder holding DS_A.txt, DS_graph_indicator.txt, ...")
     name: str = option("", "The DS prefix of the files (default: the folder's name).")
-    features: NodeFeatures = option(
-        "auto", 'Node features: "attributes" (DS_node_attributes.txt), "labels" '
-                '(DS_node_labels.txt one-hot), "both", "degree" (one-hot degree), "none", or '
-                '"auto" (attributes, else labels, else degree).')
-    max_degree: int | None = option(
-        None, 'Degrees above this share the last one-hot column (features = "degree").')
+    features: NodeFeatures = features_option('"attributes" (DS_node_attributes.txt)',
+                                             '"labels" (DS_node_labels.txt one-hot)')
+    max_degree: int | None = max_degree_option()
     targets: Literal["labels", "attributes"] = option(
         "labels", 'What the tasks predict: "labels" (DS_graph_labels.txt, classes) or '
                   '"attributes" (DS_graph_attributes.txt, regression targets).')

@@ -234,8 +234,14 @@ def create_host(
     return host
 
 
+WARNED_ENV = "GRAPHFLOW_PLUGIN_WARNINGS_SHOWN"
+"""Set by ``graphflow run --nproc`` for its workers: the launcher has already printed the
+broken-plugin warnings, so the workers do not repeat them."""
+
+
 def _warn_stderr(line: str) -> None:
-    if os.environ.get("RANK", "0") == "0":  # torch's launcher sets RANK in each worker
+    # torch's launcher sets RANK in each worker; one line per problem, from one process
+    if os.environ.get("RANK", "0") == "0" and not os.environ.get(WARNED_ENV):
         print(f"graphflow: warning: {line}", file=sys.stderr)
 
 

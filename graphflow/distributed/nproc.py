@@ -12,6 +12,7 @@ yourself with its rendezvous options and the same ``-m graphflow run PIPELINE`` 
 from __future__ import annotations
 
 import argparse
+import os
 import socket
 import sys
 from pathlib import Path
@@ -19,6 +20,7 @@ from pathlib import Path
 from graphflow.config import PipelineConfig
 from graphflow.distributed.world import check_data_parallel
 from graphflow.errors import ConfigError, GraphflowError
+from graphflow.manager import WARNED_ENV
 from graphflow.runner import default_out_dir
 from graphflow.runtime.signals import SIGNALS, Terminated
 
@@ -67,6 +69,9 @@ def run_nproc(args: argparse.Namespace, config: PipelineConfig) -> int:
     from torch.distributed.elastic.multiprocessing.errors import ChildFailedError
     from torch.distributed.run import parse_args, run
 
+    # The launcher loaded the plugins and warned about broken ones; its workers inherit this
+    # environment and stay quiet about them.
+    os.environ[WARNED_ENV] = "1"
     try:
         run(parse_args(launcher_argv(args.nproc, worker_argv(args, config))))
     except SignalException as exc:  # the launcher itself got SIGTERM/SIGHUP and stopped them
@@ -83,4 +88,6 @@ def run_nproc(args: argparse.Namespace, config: PipelineConfig) -> int:
             raise Terminated(signum) from None
         raise GraphflowError(f"{args.nproc} data-parallel workers of {config.source}: "
                              f"{failed} failed; see its message above") from None
+    finally:
+        os.environ.pop(WARNED_ENV, None)
     return 0

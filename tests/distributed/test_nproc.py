@@ -12,10 +12,14 @@ def _record(out: Path) -> dict:
     return json.loads((out / "run.json").read_text())
 
 
-def test_nproc2_sampled_matches_one_process(tmp_path, run_toml, spawn, sbm_sage):
+def test_nproc2_sampled_matches_one_process(tmp_path, run_toml, spawn, sbm_sage,
+                                           fake_entry_points, monkeypatch):
     single = run_toml(sbm_sage, out_dir=tmp_path / "one").record
     pipeline = tmp_path / "p.toml"
     pipeline.write_text(sbm_sage)
+    # A broken third-party plugin is reported once, by the launcher, not again by a worker.
+    fake_entry_points("acme", "import no_such_module_xyz\n", dist="acme-gnn")
+    monkeypatch.setenv("PYTHONPATH", str(tmp_path))
     done = spawn(["-m", "graphflow", "run", pipeline, "--nproc", "2", "--out-dir",
                   tmp_path / "two"], timeout=120)
     assert done.returncode == 0, done.stderr
@@ -29,6 +33,7 @@ def test_nproc2_sampled_matches_one_process(tmp_path, run_toml, spawn, sbm_sage)
         [Path("one/run.json"), Path("two/run.json")]
     assert pq.read_table(tmp_path / "two" / "predictions.parquet").num_rows == 600
     assert done.stdout.count('graphflow: ran "ddp"') == 1  # rank 0 reports, once
+    assert done.stderr.count('graphflow: warning: plugin "acme"') == 1, done.stderr
     epochs = [json.loads(line)["epoch"]
               for line in (tmp_path / "two" / "metrics.jsonl").read_text().splitlines()]
     assert epochs == list(range(1, 21))

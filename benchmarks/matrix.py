@@ -19,7 +19,8 @@ but whole-epoch size:
 ``node2vec``
     ``benchmarks/node2vec.py --quick --skip-walks --cases sbm --train-seeds 1``: walks +
     skip-gram end to end on a 2k-node SBM against DGL + gensim and PecanPy + gensim;
-    ``sbm_ratio`` (the faster peer's time / graphflow's).
+    ``sbm_ratio`` (the faster peer's time / graphflow's). It runs in the ``bench`` extra's own
+    environment, ``.venv-bench`` (docs/node2vec.md), when that exists.
 
 Each subprocess is pinned to as many cores as the row has threads (``sched_setaffinity``), so
 that a 1-thread row is a 1-core machine for both peers: graphflow's sampling worker, if it
@@ -80,13 +81,20 @@ def command(column: str, partial: int) -> list[str]:
     return cmd
 
 
+def python_for(column: str) -> str:
+    """The interpreter of a column: ``node2vec`` runs in the ``bench`` extra's own environment
+    (``.venv-bench``: PecanPy needs numpy < 2) when it exists, every other column in this one."""
+    bench = REPO / ".venv-bench" / "bin" / "python"
+    return str(bench) if column == "node2vec" and bench.exists() else sys.executable
+
+
 def run_cell(column: str, row: str, timeout: float, partial: int = 0) -> dict[str, Any]:
     """One benchmark in one environment: its JSON line, or what went wrong."""
     caps, threads = ROWS[row]
     env = {k: v for k, v in os.environ.items() if k not in AVX2}
     env.update(caps)
     env["OMP_NUM_THREADS"] = str(threads)
-    cmd = [sys.executable, *command(column, partial), "--threads", str(threads)]
+    cmd = [python_for(column), *command(column, partial), "--threads", str(threads)]
     print(f"[{row}] {column}: {' '.join(f'{k}={v}' for k, v in caps.items())} "
           f"{' '.join(cmd[1:])}", flush=True)
     cpus = sorted(os.sched_getaffinity(0))[:threads] if hasattr(os, "sched_getaffinity") else []

@@ -28,22 +28,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import platform
 import sys
 import time
 from pathlib import Path
 
-import torch
-import torch.nn.functional as F
-from torch import nn
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
-import graphflow  # noqa: F401  (OpenMP defaults before torch work)
-from graphflow.compat.dgl import dgl
-from graphflow.graphs.batch import GraphBatcher
-from graphflow.graphs.folds import fold_parts, stratified_folds
-from graphflow.graphs.model import GraphModel
-from graphflow.sparse import Adjacency
-from graphflow_plugins.models.gin import GINModel, GINOptions
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+from torch import nn  # noqa: E402
+
+import graphflow  # noqa: F401,E402  (OpenMP defaults before torch work)
+from graphflow.compat.dgl import dgl  # noqa: E402
+from graphflow.graphs.batch import GraphBatcher  # noqa: E402
+from graphflow.graphs.folds import fold_parts, stratified_folds  # noqa: E402
+from graphflow.graphs.model import GraphModel  # noqa: E402
+from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
+
+from benchmarks import machine  # noqa: E402
 
 HIDDEN, LAYERS, BATCH, LR = 64, 4, 32, 0.01
 
@@ -266,8 +271,8 @@ def main() -> None:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-quality", action="store_true")
     a = p.parse_args()
-    torch.set_num_threads(a.threads)
-    result = {"cpu": platform.processor() or platform.machine(), "threads": a.threads,
+    machine.set_threads(a.threads)  # torch's and DGL's own, the same for both sides
+    result = {"machine": machine.show(), "threads": a.threads,
               "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": BATCH,
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result.update(speed(a.graphs, a.epochs, a.seed))

@@ -130,7 +130,8 @@ class Service:
         except (GraphflowError, pa.ArrowException) as exc:
             raise RequestError(404, str(exc).replace("is not a node of the graph; use ids of "
                                                      "the loaded graph",
-                                                     "is not a node of the served graph"))
+                                                     "is not a node of the served graph")) \
+                from None
 
     def _rows(self, ids: list[Any], logits: torch.Tensor) -> list[dict[str, Any]]:
         names = self.bundle.class_names
@@ -185,7 +186,11 @@ class Service:
                                           num_nodes=len(nodes)), ids=ids, name="request")
         if edges:
             flat = [v for e in edges for v in e]
-            ends = self._lookup(empty, flat, "edges").reshape(-1, 2)  # (E, 2)
+            try:
+                ends = self._lookup(empty, flat, "edges").reshape(-1, 2)  # (E, 2)
+            except RequestError as exc:
+                raise RequestError(422, str(exc).replace("a node of the served graph",
+                                                         "a posted node")) from None
             g = dgl.graph((ends[:, 0], ends[:, 1]), num_nodes=len(nodes))
         else:
             g = empty.graph

@@ -10,7 +10,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pyarrow.parquet as pq
-import torch
 from torch import nn
 
 from graphflow.bundle.layout import BUNDLE_JSON, FORMAT, HELD_OUT, find_bundle

@@ -134,7 +134,6 @@ def _inference_batch(task: Any, ctx: RunContext) -> int:
 
 def _labels(data: Any, kind: str, info: dict[str, Any]) -> dict[str, Any]:
     if kind == "graph":
-        graphs = data.graphs
         return {"classes": info.get("classes"),
                 "names": list(data.meta["graph_classes"]) if "graph_classes" in data.meta
                 else None, "task": info.get("task")}

@@ -124,9 +124,9 @@ class Service:
 
         if not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
             raise RequestError(422, f"{what}: node ids must be strings or integers")
+        values = pa.array(ids) if ids else pa.array([], data.ids.to_arrow().type)
         try:
-            return lookup(data.ids, pa.array(ids) if ids else pa.array([], data.ids.to_arrow().type),
-                          what=f"{what}: node id")
+            return lookup(data.ids, values, what=f"{what}: node id")
         except (GraphflowError, pa.ArrowException) as exc:
             raise RequestError(404, str(exc).replace("is not a node of the graph; use ids of "
                                                      "the loaded graph",

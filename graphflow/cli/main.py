@@ -19,7 +19,8 @@ from graphflow.runtime.signals import Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from graphflow.cli import distributed, doctor, experiments, info, run, scaffold
+    from graphflow.cli import (distributed, doctor, experiments, info, predict, run, scaffold,
+                               serve)
 
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS (the action is shared by every command's parser): a command's parser sets
@@ -37,6 +38,8 @@ def build_parser() -> argparse.ArgumentParser:
     scaffold.add_commands(sub, common)
     distributed.add_commands(sub, common)
     experiments.add_commands(sub, common)
+    predict.add_commands(sub, common)
+    serve.add_commands(sub, common)
     return parser
 
 

@@ -184,6 +184,7 @@ class GraphTask(SupervisedTask):
         self.log_results(ctx, figures, result["best_epoch"],
                          shown=[f"{p}_{main}" for p in ("train", "val", "test")])
         self._set_artifacts(ctx, inputs, model, scores, emb, section)
+        self.save_bundle(ctx)
 
     # ------------------------------------------------------------------ cross-validation
     def _cross_validate(self, ctx: RunContext, inputs: Inputs, section: str) -> None:
@@ -242,6 +243,7 @@ class GraphTask(SupervisedTask):
                                    f"{report['strict']['std']:.4f} (strict protocol)"))
         if scores is not None:  # out-of-fold predictions: each graph from its test fold
             self._set_artifacts(ctx, inputs, model, scores, emb, section)
+            self.save_bundle(ctx)  # the last fold's model
 
     # ------------------------------------------------------------------ one training run
     def _train_fold(self, ctx: RunContext, inputs: Inputs, fold: Fold,
@@ -342,7 +344,10 @@ class GraphTask(SupervisedTask):
                         "model": ctx.model.name,
                         "model_options": options_record(ctx.model.options),
                         "hidden": self.options.hidden, "readout": self.options.readout,
-                        "classes": inputs.graphs.classes}
+                        "classes": inputs.graphs.classes,
+                        "in_dim": int(inputs.batcher.x.shape[1]),
+                        "target_kind": inputs.objective.kind,
+                        "loss": inputs.objective.regression_loss}
 
 
 def _strata_labels(inputs: Inputs) -> torch.Tensor:

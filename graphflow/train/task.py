@@ -169,6 +169,19 @@ class SupervisedTask(Task):
         options still at None ("by mode") filled in for the stage's mode."""
         self.resolve_mode_defaults(sampled=ctx.sampler is not None)
         self.fit(ctx, self.build_model(ctx))
+        self.save_bundle(ctx)
+
+    def save_bundle(self, ctx: RunContext) -> None:
+        """Write the trained ``ctx.artifacts.model`` as the stage's model bundle
+        (``OUT_DIR/model/``, :mod:`graphflow.bundle`): what ``graphflow predict`` and
+        ``graphflow serve`` load. Called once training is over."""
+        from graphflow.bundle.write import write_bundle
+
+        info = ctx.artifacts.model_info or {}
+        in_dim = info.get("in_dim")
+        if in_dim is None:
+            in_dim = int(self.node_features(ctx).shape[1])
+        write_bundle(ctx, self, int(in_dim))
 
     def build_model(self, ctx: RunContext) -> nn.Module:
         """A fresh module for this task's inputs, from ``ctx.model`` (:meth:`require_model`)."""

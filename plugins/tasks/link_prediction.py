@@ -155,6 +155,7 @@ class LinkPrediction(SupervisedTask):
             return figures, figures.get(o.monitor)
 
         best = loop.run(runner.train_epoch, evaluate)
+        ctx.artifacts.model_info = {**meta, "section": ctx.section}
         return self._finish(ctx, data, model, runner.embeddings(), split, best.epoch,
                             rank_seed)
 

@@ -10,6 +10,7 @@ from graphflow.registry import Register
 from graphflow_plugins.transforms.bidirected import Bidirected
 from graphflow_plugins.transforms.dedup import Dedup
 from graphflow_plugins.transforms.degree_features import DegreeFeatures
+from graphflow_plugins.transforms.hold_out_nodes import HoldOutNodes
 from graphflow_plugins.transforms.largest_component import LargestComponent
 from graphflow_plugins.transforms.link_split import LinkSplit
 from graphflow_plugins.transforms.normalize_features import NormalizeFeatures
@@ -22,5 +23,5 @@ from graphflow_plugins.transforms.node_split import Split
 def graphflow_register_transforms(register: Register) -> None:
     """Register the built-in transforms."""
     for cls in (Bidirected, Dedup, LargestComponent, NormalizeFeatures, Reorder, SelfLoops,
-                Split, LinkSplit, DegreeFeatures):
+                Split, LinkSplit, DegreeFeatures, HoldOutNodes):
         register(cls)

@@ -1,0 +1,93 @@
+"""Apply a bundle's model to a graph: node outputs, pair scores, graph outputs.
+
+Node and link models run layer-wise full-neighbour inference in destination batches
+(``GNNStack.inference``), so memory grows with the graph's rows times the widest layer,
+never with a layer's whole neighbourhood at once; ``batch_size = 0`` computes the whole
+graph in one forward pass (what a full-batch training stage did, bit for bit). Pairs and
+graphs are scored in chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import torch
+
+from graphflow.bundle.load import Bundle
+from graphflow.graph import GraphData
+
+Progress = Callable[..., Any]
+
+
+def batch_size_of(bundle: Bundle, batch_size: int | None) -> int:
+    """``batch_size``, or the training stage's own inference batch (0: one pass)."""
+    if batch_size is not None:
+        return batch_size
+    return int(bundle.meta["inputs"].get("inference_batch_size") or 0)
+
+
+@torch.no_grad()
+def node_outputs(bundle: Bundle, data: GraphData, *, batch_size: int | None = None,
+                 device: torch.device | str = "cpu",
+                 progress: Progress | None = None) -> torch.Tensor:
+    """float32 (N, C) logits of a node model, or (N, D) embeddings of a link model's
+    encoder, on the CPU, for every node of ``data``."""
+    adj, x = bundle.inputs(data)
+    module = bundle.model.encoder if bundle.kind == "link" else bundle.model
+    device = torch.device(device)
+    module.to(device).eval()
+    size = batch_size_of(bundle, batch_size)
+    if size > 0 and hasattr(module, "inference"):
+        out = module.inference(adj, x, batch_size=size, device=device, progress=progress)
+    else:
+        out = module(adj.to(device), x.to(device))
+    return out.float().cpu()
+
+
+def node_predictions(bundle: Bundle, logits: torch.Tensor) -> torch.Tensor:
+    """int64 (N,) classes, or float32 (N, C) 0/1 for a multi-label model."""
+    if bundle.multilabel:
+        return (logits > 0).float()
+    return logits.argmax(dim=-1)
+
+
+@torch.no_grad()
+def pair_scores(bundle: Bundle, h: torch.Tensor, pairs: torch.Tensor, *,
+                chunk: int = 65536, device: torch.device | str = "cpu") -> torch.Tensor:
+    """float32 (P,) decoder scores of ``pairs`` (2, P) internal ids from embeddings ``h``."""
+    from graphflow.linkpred.evaluate import score_pairs
+
+    decoder = bundle.model.decoder.to(device).eval()
+    return score_pairs(decoder, h, pairs, chunk=chunk, device=torch.device(device))
+
+
+@torch.no_grad()
+def graph_outputs(bundle: Bundle, data: GraphData, *, batch_size: int = 1024,
+                  device: torch.device | str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    """``(scores (G, C), embeddings (G, D))`` of every graph of a collection, in order."""
+    from graphflow.graphs.batch import GraphBatcher
+
+    adj, x = bundle.inputs(data)
+    device = torch.device(device)
+    model = bundle.model.to(device).eval()
+    graphs = data.graphs
+    batcher = GraphBatcher(adj.to(device), graphs.graph_ptr.to(device), x.to(device))
+    ids = torch.arange(graphs.num_graphs, device=device)
+    parts = [model(b) for b in batcher.epoch(ids, batch_size)]
+    if not parts:
+        width = sum(bundle.meta["graph_model"]["widths"])
+        return torch.zeros(0, bundle.meta["graph_model"]["out_dim"]), torch.zeros(0, width)
+    return (torch.cat([p[0] for p in parts]).float().cpu(),
+            torch.cat([p[1] for p in parts]).float().cpu())
+
+
+def graph_predictions(bundle: Bundle, scores: torch.Tensor) -> torch.Tensor:
+    """What a graph task predicts from its scores (classes, 0/1 tasks or values)."""
+    from graphflow.graphs.objective import GraphObjective
+
+    info = bundle.model_info
+    kind = info.get("target_kind", "classes")
+    objective = GraphObjective(kind, int(bundle.meta["graph_model"]["out_dim"]),
+                               info.get("loss", "mse"))
+    return objective.predict(scores)

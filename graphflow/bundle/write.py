@@ -1,0 +1,179 @@
+"""Write a trained model's bundle into its run folder (see :mod:`graphflow.bundle.layout`).
+
+:meth:`graphflow.train.task.SupervisedTask.save_bundle` calls :func:`write_bundle` once a
+stage has trained, for every supervised task (node, link and graph level): the stage's
+``ctx.artifacts.model`` and ``model_info``, the resolved configuration, what rebuilds the
+model's input (feature width, fitted transform state, label names, the id map, the
+``[load]`` and ``[[transform]]`` sections), the versions, and the weights' sha256.
+
+The folder is written whole or not at all: every file goes to a temporary folder beside
+it, which then replaces the old bundle in one rename.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import torch
+
+from graphflow.bundle.fitted import fitted_of
+from graphflow.bundle.layout import BUNDLE_JSON, FORMAT, HELD_OUT, IDS, WEIGHTS, bundle_dir
+from graphflow.context import RunContext
+from graphflow.errors import DataError
+from graphflow.io.atomic import write_json
+from graphflow.linkpred.decoders import LinkModel
+from graphflow.record import package_versions
+from graphflow.train.restore import model_payload
+
+HELD_OUT_META = "held_out_nodes"
+"""``GraphData.meta`` key under which ``hold_out_nodes`` leaves the removed nodes' ids."""
+
+
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def bundle_kind(model: torch.nn.Module, info: dict[str, Any]) -> str:
+    """``node``, ``link`` or ``graph``: what the model predicts."""
+    if info.get("level") == "graph":
+        return "graph"
+    if isinstance(model, LinkModel):
+        return "link"
+    return "node"
+
+
+def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
+    """Write the bundle of the stage that just trained (rank 0 only); return its folder.
+
+    :param task: the training task (its name and options are recorded).
+    :param in_dim: the width of the model's input features.
+    """
+    model = ctx.artifacts.model
+    if model is None or not ctx.world.is_main:
+        return None
+    info = dict(ctx.artifacts.model_info or {})
+    data = ctx.graph()
+    kind = bundle_kind(model, info)
+    config = ctx.config.resolved()
+    stage = next((t for t in ctx.config.train if t.task.section == ctx.section), None)
+    model_spec = stage.model.resolved() if stage is not None and stage.model is not None \
+        else ({"type": ctx.model.name} if ctx.model is not None else None)
+    options = getattr(task, "options", None)
+    features = getattr(options, "features", "feat")
+    meta: dict[str, Any] = {
+        "format": FORMAT,
+        "kind": kind,
+        "section": ctx.section,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "pipeline": {"name": ctx.config.settings.name, "seed": ctx.seed,
+                     "config_hash": ctx.config.digest(), "source": str(ctx.config.source)},
+        "task": stage.task.resolved() if stage is not None else {"type": task.name},
+        "model": model_spec,
+        "model_info": info,
+        "inputs": {
+            "features": features,
+            "in_dim": int(in_dim),
+            "feature_columns": data.meta.get("feature_columns"),
+            "edge_weights": bool(getattr(options, "edge_weights", False)),
+            "sparse_threshold": getattr(options, "sparse_threshold", 0.0),
+            "inference_batch_size": _inference_batch(task, ctx),
+        },
+        "fitted": fitted_of(data),
+        "labels": _labels(data, kind, info),
+        "ids": {"file": IDS, "count": data.num_nodes,
+                "type": "identity" if data.ids.is_identity else str(data.ids.to_arrow().type)},
+        "data": {"pipeline": {"name": config["pipeline"]["name"],
+                              "seed": config["pipeline"]["seed"]},
+                 "load": config["load"], "transform": config["transform"]},
+        "versions": package_versions(),
+    }
+    if kind == "link":
+        meta["link"] = {"embedding_dim": int(info.get("embedding_dim", 0)),
+                        "decoder": info.get("decoder", "dot")}
+    if kind == "graph":
+        meta["graph_model"] = {"widths": list(model.widths), "layers": model.read_layers,
+                               "pooling": info.get("readout"), "hidden": info.get("hidden"),
+                               "dropout": float(model.drop.p),
+                               "out_dim": int(model.heads[0].out_features)}
+    target = bundle_dir(ctx.out_dir, ctx.section)
+    held = data.meta.get(HELD_OUT_META)
+    with _staging(target) as tmp:
+        weights = tmp / WEIGHTS
+        torch.save({"what": "model", **model_payload(model, info)}, weights)
+        meta["weights"] = {"file": WEIGHTS, "sha256": sha256(weights),
+                           "bytes": weights.stat().st_size}
+        pq.write_table(pa.table({"id": data.ids.to_arrow()}), tmp / IDS)
+        if held is not None:
+            pq.write_table(pa.table({"id": held}), tmp / HELD_OUT)
+            meta["held_out_nodes"] = {"file": HELD_OUT, "count": len(held)}
+        write_json(tmp / BUNDLE_JSON, meta)
+    ctx.add_output(target, "model bundle")
+    ctx.info(f"[{ctx.section}] model bundle: {target}")
+    return target
+
+
+def _inference_batch(task: Any, ctx: RunContext) -> int:
+    batch = getattr(task, "inference_batch_size", None)
+    try:
+        return int(batch(ctx)) if callable(batch) else 0
+    except Exception:  # a task without the shared set-up
+        return 0
+
+
+def _labels(data: Any, kind: str, info: dict[str, Any]) -> dict[str, Any]:
+    if kind == "graph":
+        return {"classes": info.get("classes"),
+                "names": list(data.meta["graph_classes"]) if "graph_classes" in data.meta
+                else None, "task": info.get("task")}
+    if kind == "link":
+        return {}
+    return {"classes": info.get("classes"), "multilabel": data.multilabel,
+            "names": list(data.meta["classes"]) if "classes" in data.meta else None}
+
+
+class _staging:
+    """A temporary folder beside ``target`` that replaces it on success (one rename; the
+    old bundle, if any, is moved aside first and removed after)."""
+
+    def __init__(self, target: Path):
+        self.target = target
+
+    def __enter__(self) -> Path:
+        try:
+            self.target.parent.mkdir(parents=True, exist_ok=True)
+            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.",
+                                             suffix=".partial", dir=self.target.parent))
+        except OSError as exc:
+            raise DataError(f"cannot write the model bundle {self.target}: "
+                            f"{exc.strerror or exc}") from exc
+        return self.tmp
+
+    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
+        if exc_type is not None:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            return
+        mask = os.umask(0)
+        os.umask(mask)
+        os.chmod(self.tmp, 0o777 & ~mask)  # mkdtemp / mkstemp make them private
+        for child in self.tmp.iterdir():
+            os.chmod(child, 0o666 & ~mask)
+        old = None
+        if self.target.exists():
+            old = self.target.with_name(f".{self.target.name}.old-{os.getpid()}")
+            shutil.rmtree(old, ignore_errors=True)
+            os.replace(self.target, old)
+        os.replace(self.tmp, self.target)
+        if old is not None:
+            shutil.rmtree(old, ignore_errors=True)

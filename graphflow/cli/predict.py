@@ -1,0 +1,110 @@
+"""``graphflow predict RUN_DIR --data pipeline.toml``: apply a trained model to new data.
+
+The data pipeline's ``[pipeline]``, ``[load]`` and ``[[transform]]`` sections describe the
+new data (its other sections are ignored); the command runs them with a ``[train] type =
+"predict"`` stage on the run's bundle and one ``[[export]]`` of the results, through the
+same runner as ``graphflow run`` (one line per error, atomic files, ``run.json``).
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+from typing import Any
+
+FORMATS = ("parquet", "csv", "npy", "pt")
+KEPT = ("pipeline", "load", "transform")
+"""The sections of the data pipeline that predict reads."""
+
+
+def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
+    help_ = "apply a trained model (a run's bundle) to new data"
+    p = sub.add_parser("predict", parents=[common], help=help_, description=help_)
+    p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
+                   help="a training run's out_dir (its model/ bundle), or a bundle folder")
+    p.add_argument("--data", type=Path, required=True, metavar="PIPELINE",
+                   help="pipeline TOML whose [load] and [[transform]] sections give the data")
+    p.add_argument("--out", type=Path, metavar="DIR",
+                   help="output folder (default: RUN_DIR/predict)")
+    p.add_argument("--format", choices=FORMATS, default="parquet",
+                   help="exporter of the results (default parquet)")
+    p.add_argument("--what", choices=("predictions", "logits", "embeddings", "links"),
+                   help="artifact to write (default: predictions; links with --pairs)")
+    p.add_argument("--nodes", type=Path, metavar="FILE",
+                   help="only these nodes: Parquet / CSV (column id) / .txt of original ids")
+    p.add_argument("--pairs", type=Path, metavar="FILE",
+                   help="link models: Parquet or CSV of src, dst original ids to score")
+    p.add_argument("--stage", help='the training stage\'s bundle, e.g. "train.1", when the '
+                                   "run trained several")
+    p.add_argument("--batch-size", type=int, metavar="N",
+                   help="nodes per batch of layer-wise inference (default: as in training)")
+    p.add_argument("--set", dest="overrides", action="append", default=[],
+                   metavar="SECTION.KEY=VALUE", help="override a value of the data pipeline")
+    p.add_argument("--device", help="auto|cpu|cuda|cuda:N (default: the data pipeline's)")
+    p.add_argument("--quiet", action="store_true", help="no progress or info lines")
+    p.set_defaults(func=cmd_predict)
+
+
+def predict_config(args: argparse.Namespace, kind: str) -> dict[str, Any]:
+    """The pipeline table predict runs: the data sections, the predict stage, one export."""
+    from graphflow.config import apply_override, read_toml
+    from graphflow.errors import ConfigError
+
+    raw = read_toml(args.data)
+    for assignment in args.overrides:
+        apply_override(raw, assignment)
+    if "load" not in raw:
+        raise ConfigError(f"{args.data}: missing [load] section: predict reads the new data "
+                          f"from the pipeline's [load] and [[transform]] sections")
+    table: dict[str, Any] = {k: raw[k] for k in KEPT if k in raw}
+    settings = dict(table.get("pipeline") or {})
+    settings["out_dir"] = str((args.out or args.run_dir / "predict").resolve())
+    if args.device:
+        settings["device"] = args.device
+    table["pipeline"] = settings
+    stage: dict[str, Any] = {"type": "predict", "bundle": str(args.run_dir.resolve())}
+    for key, value in (("stage", args.stage), ("batch_size", args.batch_size)):
+        if value is not None:
+            stage[key] = value
+    for key, value in (("nodes", args.nodes), ("pairs", args.pairs)):
+        if value is not None:
+            stage[key] = str(value.resolve())
+    table["train"] = stage
+    what = args.what or ("links" if args.pairs is not None else
+                         "embeddings" if kind == "link" else "predictions")
+    if kind == "link" and what == "links" and args.pairs is None:
+        raise ConfigError("a link model scores the pairs given with --pairs FILE (src, dst "
+                          "columns of original ids); without them, use --what embeddings")
+    if kind == "node" and what in ("links", "embeddings"):
+        raise ConfigError(f"--what {what}: a node classification model writes predictions "
+                          f"or logits")
+    table["export"] = [{"type": args.format, "what": what}]
+    return table
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from graphflow.bundle.layout import find_bundle
+    from graphflow.bundle.load import read_meta
+    from graphflow.config import validate_config
+    from graphflow.manager import create_host
+    from graphflow.runner import run_pipeline
+    from graphflow.runtime.signals import handle_signals
+
+    kind = read_meta(find_bundle(args.run_dir, args.stage))["kind"]
+    if args.pairs is not None and kind != "link":
+        from graphflow.errors import ConfigError
+
+        raise ConfigError(f"--pairs: the bundle in {args.run_dir} is a {kind} model; pairs "
+                          f"are scored by link prediction models")
+    host = create_host()
+    config = validate_config(predict_config(args, kind), host.registry, source=args.data)
+    with handle_signals():
+        result = run_pipeline(config, host, quiet=args.quiet)
+    rec = result.record
+    print(f"graphflow: predicted with {args.run_dir} in {rec['seconds']:.1f}s")
+    if rec["metrics"]:
+        print("  " + "  ".join(f"{k}={v:.4g}" for k, v in rec["metrics"].items()))
+    print("  wrote:")
+    for out in rec["outputs"]:
+        print(f"    {out['path']}  ({out['what']})")
+    return 0

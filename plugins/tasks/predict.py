@@ -1,0 +1,182 @@
+"""``[train] type = "predict"``: apply a trained model bundle instead of training."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from graphflow.bundle.fitted import REPLAY
+from graphflow.bundle.layout import find_bundle
+from graphflow.components import Task
+from graphflow.context import RunContext
+from graphflow.errors import DataError
+from graphflow.graph import GraphData
+from graphflow.options import option
+from graphflow.train.task import check_at_least
+
+
+@dataclass
+class PredictOptions:
+    bundle: Path = option(doc="A training run's folder (with its model/ bundle), or a "
+                              "bundle folder.")
+    stage: str | None = option(
+        None, 'The training stage whose bundle to use when the run trained several '
+              '([[train]]), e.g. "train.1".')
+    nodes: Path | None = option(
+        None, "Predict only these nodes: a Parquet, CSV (column id) or text file (one id a "
+              "line) of original node ids. Default: every node.")
+    pairs: Path | None = option(
+        None, "Link models: a Parquet or CSV file of src, dst pairs (original ids) to score; "
+              'they make the links artifact (split = "candidates").')
+    batch_size: int | None = option(
+        None, "Nodes per batch of layer-wise inference (bounds memory); default: the "
+              "training stage's (0: the whole graph in one forward pass).")
+    eval_batch_size: int = option(65536, "Pairs, or graphs, scored at once.")
+
+    def __post_init__(self) -> None:
+        check_at_least(self, 0, "batch_size")
+        check_at_least(self, 1, "eval_batch_size")
+
+
+class Predict(Task):
+    """Load a model bundle (``OUT_DIR/model/`` of a training run) and apply it to the
+    pipeline's graph: what ``graphflow predict`` runs (docs/inference.md).
+
+    The bundle's fitted transform state (``normalize_features`` statistics) replaces
+    refitting: the pipeline's transforms apply the training statistics to the new data.
+    The data must match the model's input (feature width and columns, edge weights); a
+    stateful training transform missing from the pipeline is refused.
+
+    Node models: ``predictions`` and ``logits`` of every node (or of ``nodes``: the
+    graph after this stage is then those nodes, for the exporters). Link models: the
+    ``embeddings``, and the ``links`` scores of ``pairs``. Graph models: per-graph
+    ``predictions``, ``logits`` and ``embeddings``. The ``model`` artifact is the loaded
+    module. With labels in the data, ``predict_acc`` (node and graph classes) is logged.
+    """
+
+    name = "predict"
+    summary = "Apply a trained model bundle to the graph instead of training"
+    level = "any"
+    Options = PredictOptions
+    options: PredictOptions
+
+    def check(self) -> None:
+        find_bundle(self.options.bundle, self.options.stage)
+
+    def run(self, ctx: RunContext) -> None:
+        from graphflow.bundle import load_bundle
+
+        o = self.options
+        bundle = load_bundle(o.bundle, stage=o.stage, host=ctx.host, warn=ctx.info)
+        data = ctx.graph()
+        bundle.check_data(data, where=f"the graph {data.name!r}")
+        ctx.info(f"[{ctx.section}] predict: {bundle.kind} model "
+                 f"{bundle.meta['model']['type']!r} from {bundle.path}")
+        a = ctx.artifacts
+        a.model, a.model_info = bundle.model, {**bundle.model_info, "bundle": str(bundle.path)}
+        if bundle.kind == "graph":
+            self._graphs(ctx, bundle, data)
+        elif bundle.kind == "link":
+            self._links(ctx, bundle, data)
+        else:
+            self._nodes(ctx, bundle, data)
+
+    def _nodes(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
+        from graphflow.bundle.infer import node_outputs, node_predictions
+        from graphflow.bundle.ids import lookup, read_id_file
+
+        o = self.options
+        logits = node_outputs(bundle, data, batch_size=o.batch_size, device=ctx.device,
+                              progress=ctx.progress)  # (N, C)
+        if o.nodes is not None:
+            index = lookup(data.ids, read_id_file(o.nodes), what=f"{o.nodes}: node id")
+            data = _only_nodes(data, index)
+            ctx.data = data
+            logits = logits[index]
+        predictions = node_predictions(bundle, logits)
+        ctx.artifacts.logits, ctx.artifacts.predictions = logits, predictions
+        if bundle.class_names and "classes" not in data.meta:
+            data.meta["classes"] = list(bundle.class_names)
+        label = data.graph.ndata.get("label")
+        figures: dict[str, float] = {"predicted_nodes": float(logits.shape[0])}
+        if label is not None and label.dim() == 1 and not bundle.multilabel:
+            known = label >= 0
+            if bool(known.any()):
+                figures["predict_acc"] = float((predictions[known] == label[known])
+                                               .float().mean())
+        self._log(ctx, figures)
+
+    def _links(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
+        from graphflow.bundle.infer import node_outputs, pair_scores
+        from graphflow.linkpred.edge_split import read_pairs
+        from graphflow.linkpred.held_out import LINK_SPLITS, ScoredLinks
+
+        o = self.options
+        h = node_outputs(bundle, data, batch_size=o.batch_size, device=ctx.device,
+                         progress=ctx.progress)  # (N, D)
+        ctx.artifacts.embeddings = h
+        figures: dict[str, float] = {"embedded_nodes": float(h.shape[0])}
+        if o.pairs is not None:
+            pairs = read_pairs(o.pairs, data.ids, what="pairs file")  # (2, P)
+            scores = pair_scores(bundle, h, pairs, chunk=o.eval_batch_size, device=ctx.device)
+            p = pairs.shape[1]
+            ctx.artifacts.links = ScoredLinks(
+                pairs, torch.full((p,), LINK_SPLITS.index("candidates"), dtype=torch.int8),
+                torch.full((p,), float("nan")), scores)
+            figures["scored_pairs"] = float(p)
+        self._log(ctx, figures)
+
+    def _graphs(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
+        from graphflow.bundle.infer import graph_outputs, graph_predictions
+
+        scores, emb = graph_outputs(bundle, data, batch_size=self.options.eval_batch_size,
+                                    device=ctx.device)
+        a = ctx.artifacts
+        a.logits, a.embeddings = scores, emb
+        a.predictions = graph_predictions(bundle, scores)
+        a.model_info = {**a.model_info, "level": "graph"}
+        if bundle.class_names and "graph_classes" not in data.meta:
+            data.meta["graph_classes"] = list(bundle.class_names)
+        figures: dict[str, float] = {"predicted_graphs": float(scores.shape[0])}
+        labels = data.graphs.labels
+        if labels is not None and labels.dim() == 1 and not labels.is_floating_point() \
+                and a.predictions.dim() == 1:
+            figures["predict_acc"] = float((a.predictions == labels).float().mean())
+        self._log(ctx, figures)
+
+    @staticmethod
+    def _log(ctx: RunContext, figures: dict[str, float]) -> None:
+        ctx.log_metrics(**figures)
+        ctx.info(f"[{ctx.section}] " + ", ".join(
+            f"{k} {v:.4f}" if k.endswith("acc") else f"{k} {int(v):,}"
+            for k, v in figures.items()))
+
+
+def _only_nodes(data: GraphData, index: torch.Tensor) -> GraphData:
+    """The nodes ``index`` without edges: what the exporters write rows for."""
+    from graphflow.compat.dgl import dgl
+
+    g = dgl.graph((torch.zeros(0, dtype=torch.int64), torch.zeros(0, dtype=torch.int64)),
+                  num_nodes=int(index.numel()))
+    for name, values in data.graph.ndata.items():
+        g.ndata[name] = values[index]
+    return GraphData(graph=g, ids=data.ids.take(index), name=data.name, meta=dict(data.meta))
+
+
+def replay_fitted_state(ctx: RunContext) -> None:
+    """Before a predicting pipeline's transforms run: hand them the bundle's fitted state
+    (:mod:`graphflow.bundle.fitted`), so that they reuse the training statistics."""
+    from graphflow.bundle.load import read_meta
+
+    stage = next((t for t in ctx.config.train if t.task.type == Predict.name), None)
+    if stage is None or ctx.data is None:
+        return
+    o = stage.task.options
+    try:
+        meta = read_meta(find_bundle(o.bundle, o.stage))
+    except DataError:
+        return  # the predict stage reports it, naming its section
+    ctx.data.meta[REPLAY] = list(meta.get("fitted") or [])

@@ -136,10 +136,12 @@ def _twin(layer: nn.Module, name: str, inputs: str) -> nn.Module:
         # [model] gat wraps each GATConv in a module that merges its heads.
         return _gat(conv, f"{name}.conv", inputs, merge=layer.merge)
     if isinstance(layer, GATConv):
-        raise Unsupported(f"{_describe(layer, name)} cannot be exported on its own: its (num_dst, heads, F) output needs a head merge (as [model] gat "
+        raise Unsupported(f"{_describe(layer, name)} cannot be exported on its own: its "
+                          f"(num_dst, heads, F) output needs a head merge (as [model] gat "
                           f"builds); {FALLBACK}")
-    raise Unsupported(f"{_describe(layer, name)} has no portable twin (register one with graphflow.portable.register_twin, or "
-                      f"give the layer a portable_twin(inputs) method); {FALLBACK}")
+    raise Unsupported(f"{_describe(layer, name)} has no portable twin (register one with "
+                      f"graphflow.portable.register_twin, or give the layer a "
+                      f"portable_twin(inputs) method); {FALLBACK}")
 
 
 def _describe(module: nn.Module, name: str) -> str:

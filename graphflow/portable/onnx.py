@@ -23,7 +23,7 @@ from graphflow.io.atomic import atomic_path, write_json
 from graphflow.portable.convert import Inputs, Unsupported, twin_for_export
 from graphflow.portable.layers import PortableGAT
 from graphflow.portable.signature import (OUTPUT, dynamic_axes, example_inputs, input_names,
-                                          sidecar)
+                                          sidecar, weight_note)
 from graphflow.portable.stack import BlockModel, FlatBlockModel
 
 DEFAULT_OPSET = 18
@@ -34,7 +34,8 @@ GAT_OPSET = 18
 
 def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Inputs = "full",
                 opset: int = DEFAULT_OPSET,
-                model_info: dict[str, Any] | None = None) -> list[Path]:
+                model_info: dict[str, Any] | None = None,
+                weight: str | None = None) -> list[Path]:
     """Write the portable twin of ``model`` (a trained :class:`~graphflow.nn.stack.GNNStack`)
     as an ONNX graph at ``path``, and its sidecar ``<path>.json``.
 
@@ -45,6 +46,8 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
     :param opset: the ONNX opset, 16 to 20 (GAT needs 18 or later).
     :param model_info: how the model was built (``ctx.artifacts.model_info``), copied into
         the sidecar.
+    :param weight: what the caller must pass as ``weight`` (the sidecar's ``weight`` note;
+        default: ones unless the model was trained on edge values).
     :returns: the files written (the graph, then the sidecar); written atomically, only after
         the model converted and the graph was checked.
     :raises graphflow.portable.convert.Unsupported: a part of the model has no ONNX form.
@@ -73,7 +76,8 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
     with atomic_path(target) as tmp:
         tmp.write_bytes(buffer.getvalue())
     side = sidecar(twin, "onnx", target.name, model.dims[0], model.dims[-1], model_info,
-                   {"opset": opset, "onnx": onnx.__version__, "torch": torch.__version__})
+                   {"weight": weight or weight_note(None), "opset": opset,
+                    "onnx": onnx.__version__, "torch": torch.__version__})
     meta = write_json(target.with_name(target.name + ".json"), side)
     return [target, meta]
 

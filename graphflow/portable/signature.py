@@ -32,6 +32,27 @@ BLOCK_PREPROCESSING = (
     "block, as in sampled training.")
 
 
+def edge_weights_used(ctx: Any) -> bool | None:
+    """Whether the stage that trained ``ctx.artifacts.model`` read edge values
+    (``edge_weights = true``); None when the task has no such option."""
+    section = (ctx.artifacts.model_info or {}).get("section")
+    for spec in ctx.config.train:
+        if spec.task.section == section:
+            used = getattr(spec.task.options, "edge_weights", None)
+            return None if used is None else bool(used)
+    return None
+
+
+def weight_note(edge_weights: bool | None) -> str:
+    """What to pass as ``weight``, for the sidecar."""
+    if edge_weights:
+        return ('the model was trained on edge values (edge_weights = true): pass each '
+                'edge\'s value, as edata["weight"] held it')
+    if edge_weights is None:
+        return "pass ones unless the model was trained on edge values"
+    return "the model was trained without edge values: pass ones"
+
+
 def input_names(model: FullGraphModel | BlockModel) -> list[str]:
     """``x, src, dst, weight``, or ``x, src_0, dst_0, weight_0, num_dst_0, src_1, ...``."""
     if isinstance(model, FullGraphModel):

@@ -13,12 +13,13 @@ from torch import nn
 
 from graphflow.io.atomic import atomic_path, write_json
 from graphflow.portable.convert import Inputs, twin_for_export
-from graphflow.portable.signature import sidecar
+from graphflow.portable.signature import sidecar, weight_note
 
 
 def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
                        inputs: Inputs = "full",
-                       model_info: dict[str, Any] | None = None) -> list[Path]:
+                       model_info: dict[str, Any] | None = None,
+                       weight: str | None = None) -> list[Path]:
     """Write the portable twin of ``model`` (a trained :class:`~graphflow.nn.stack.GNNStack`)
     as a scripted module at ``path``, and its sidecar ``<path>.json``.
 
@@ -28,6 +29,8 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
 
     :param model_info: how the model was built (``ctx.artifacts.model_info``), copied into
         the sidecar.
+    :param weight: what the caller must pass as ``weight`` (the sidecar's ``weight`` note;
+        default: ones unless the model was trained on edge values).
     :returns: the files written (the module, then the sidecar). Both are written atomically,
         after the model converted: a model without a portable form writes nothing.
     :raises graphflow.portable.convert.Unsupported: a part of the model has no portable form.
@@ -40,7 +43,8 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
     with atomic_path(target) as tmp:
         scripted.save(str(tmp))
     side = sidecar(twin, "torchscript", target.name, model.dims[0], model.dims[-1], model_info,
-                   {"call": _CALL[inputs], "torch": torch.__version__})
+                   {"weight": weight or weight_note(None), "call": _CALL[inputs],
+                    "torch": torch.__version__})
     meta = write_json(target.with_name(target.name + ".json"), side)
     return [target, meta]
 

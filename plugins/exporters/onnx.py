@@ -11,6 +11,7 @@ from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
+from graphflow.portable.signature import edge_weights_used, weight_note
 from graphflow.portable import export_onnx
 from graphflow.portable.onnx import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
 
@@ -53,7 +54,8 @@ class OnnxExporter(Exporter):
         section = f"[{ctx.stage.section}] {self.name}" if ctx.stage else f"[export] {self.name}"
         model = ctx.artifacts.require("model", section=section)
         written = export_onnx(model, self.target(ctx), inputs=o.inputs, opset=o.opset,
-                              model_info=ctx.artifacts.model_info)
-        ctx.info(f"{section}: wrote {written[0]} ({o.inputs}-graph inputs, opset {o.opset}) "
+                              model_info=ctx.artifacts.model_info,
+                              weight=weight_note(edge_weights_used(ctx)))
+        ctx.info(f"{section}: wrote {written[0]} (inputs = {o.inputs!r}, opset {o.opset}) "
                  f"and its inputs' description {written[1]}")
         return written

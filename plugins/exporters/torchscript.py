@@ -10,6 +10,7 @@ from typing import Literal
 from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.options import option
+from graphflow.portable.signature import edge_weights_used, weight_note
 from graphflow.portable import export_torchscript
 
 
@@ -44,7 +45,8 @@ class TorchScriptExporter(Exporter):
         section = f"[{ctx.stage.section}] {self.name}" if ctx.stage else f"[export] {self.name}"
         model = ctx.artifacts.require("model", section=section)
         written = export_torchscript(model, self.target(ctx), inputs=o.inputs,
-                                     model_info=ctx.artifacts.model_info)
-        ctx.info(f"{section}: wrote {written[0]} ({o.inputs}-graph inputs; load with "
+                                     model_info=ctx.artifacts.model_info,
+                                     weight=weight_note(edge_weights_used(ctx)))
+        ctx.info(f"{section}: wrote {written[0]} (inputs = {o.inputs!r}; load with "
                  f"torch.jit.load) and its inputs' description {written[1]}")
         return written

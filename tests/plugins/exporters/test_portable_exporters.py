@@ -70,6 +70,7 @@ def test_run_writes_both_files_and_sidecars(cora_run, capsys):
     side = json.loads((cora_run / "model.onnx.json").read_text())
     assert side["model_info"]["model"] == "gcn" and side["model_info"]["classes"] == 7
     assert side["inputs"][0] == {"name": "x", "dtype": "float32", "shape": ["N", 1433]}
+    assert side["weight"] == "the model was trained without edge values: pass ones"
     assert not list(cora_run.glob("*.partial"))
 
 

@@ -9,7 +9,9 @@ import pytest
 import torch
 
 from graphflow.portable import export_onnx, export_torchscript
+from graphflow.portable.inputs import block_inputs
 from graphflow.pruning.two_four import linear_layers, prune
+from graphflow.sparse import Adjacency
 from portable_cases import (IN_DIM, OUT_DIM, blocks, build, graph, reference_blocks, reference_full,
                     run_exported)
 
@@ -22,6 +24,22 @@ MODELS = {
 }
 FORMATS = ("onnx", "torchscript")
 FORMS = ("full", "block")
+
+
+@torch.no_grad()
+def _sampled_blocks(layers):
+    from graphflow.compat.dgl import dgl
+    from graphflow.sampling.csc import CSCGraph
+    from graphflow.sampling.neighbor import sample_blocks
+
+    gen = torch.Generator().manual_seed(5)
+    src, dst = torch.randint(0, 40, (160,), generator=gen), torch.randint(0, 40, (160,),
+                                                                          generator=gen)
+    csc = CSCGraph.from_dgl(dgl.graph((src, dst), num_nodes=40))
+    seeds = torch.tensor([3, 7, 11, 20, 31])
+    blks = sample_blocks(csc, seeds, [3] * layers, generator=gen)
+    x = torch.randn(40, IN_DIM, generator=gen)[blks[0].src_nodes]
+    return x, blks
 
 
 def _pruned_gcn():
@@ -55,6 +73,16 @@ def exported(tmp_path_factory):
                 cases.append({"file": path, "format": fmt, "form": form, "inputs": inputs})
                 expected.append(ref)
                 keys.append((name, form, fmt))
+    # Blocks as graphflow's neighbor sampler draws them, fed through block_inputs.
+    model = models["sage"]
+    bx, sampled = _sampled_blocks(model.num_layers)
+    ref = model([Adjacency.from_block(b) for b in sampled], bx)
+    for fmt in FORMATS:
+        path = folder / f"sage_block.{'onnx' if fmt == 'onnx' else 'pt'}"
+        cases.append({"file": path, "format": fmt, "form": "block",
+                      "inputs": list(block_inputs(sampled, bx))})
+        expected.append(ref)
+        keys.append(("sage_sampled", "block", fmt))
     outputs = run_exported(cases, folder)
     return dict(zip(keys, zip(outputs, expected))), folder
 
@@ -66,6 +94,15 @@ def test_exported_model_matches_graphflow(exported, name, form, fmt):
     results, _ = exported
     got, expected = results[(name, form, fmt)]
     assert got.shape == expected.shape
+    assert (got - expected).abs().max().item() < 1e-4
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_blocks_of_the_neighbor_sampler(exported, fmt):
+    """SAGE on blocks drawn by graphflow's sampler (graphflow.portable.inputs.block_inputs)."""
+    results, _ = exported
+    got, expected = results[("sage_sampled", "block", fmt)]
+    assert got.shape == expected.shape == (5, OUT_DIM)
     assert (got - expected).abs().max().item() < 1e-4
 
 

@@ -68,3 +68,15 @@ def test_twin_copies_the_weights():
             p.zero_()
     assert torch.equal(twin(x, src, dst, weight), before)
     assert not any(p.requires_grad for p in twin.parameters())
+
+
+def test_full_inputs_of_an_adjacency():
+    from graphflow.portable.inputs import full_inputs
+    from graphflow.sparse import Adjacency
+
+    model = build("gcn")
+    x, src, dst, weight = graph(seed=5)
+    adj = Adjacency.from_edges(src, dst, x.shape[0], x.shape[0], values=weight)
+    with torch.no_grad():
+        expected = model(adj, x)
+    assert (portable_model(model)(*full_inputs(adj, x)) - expected).abs().max() < 1e-5

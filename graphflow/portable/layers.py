@@ -35,6 +35,8 @@ class PortableGCN(nn.Module):
         self.weight = _param(weight)  # (F_in, F_out) or None
         self.bias = _param(bias)  # (F_out,) or None
         self.norm = norm
+        # The messages carry the narrower of h and h W (the product is linear).
+        self.project_first = weight is not None and weight.shape[1] <= weight.shape[0]
 
     def forward(self, h: Tensor, g: Edges) -> Tensor:
         values = g.weight  # (E',)
@@ -43,27 +45,35 @@ class PortableGCN(nn.Module):
         elif self.norm == "right":
             values = values / g.in_deg[g.dst]
         weight = self.weight
-        if weight is not None:
+        if weight is not None and self.project_first:
             h = h.matmul(weight)  # (num_src, F_out)
-        out = aggregate(h, g, values)  # (num_dst, F_out)
+        out = aggregate(h, g, values)  # (num_dst, F_out or F_in)
+        if weight is not None and not self.project_first:
+            out = out.matmul(weight)  # (num_dst, F_out)
         bias = self.bias
         return out if bias is None else out + bias
 
 
 class PortableSAGE(nn.Module):
     r"""Twin of :class:`graphflow.nn.sage.SAGEConv` (mean aggregator):
-    :math:`W_1 h_i + W_2 \frac{1}{d^{in}_i} \sum_j e_{ji} h_j + b`."""
+    :math:`W_1 h_i + W_2 \frac{1}{d^{in}_i} \sum_j e_{ji} h_j + b`. When ``W_2`` shrinks the
+    features, the messages carry ``h_j W_2^T`` (the mean is linear), as graphflow's layer
+    does."""
 
     def __init__(self, w_self: Tensor, w_neigh: Tensor, bias: Tensor | None):
         super().__init__()
         self.w_self = _param(w_self)  # (F_out, F_in)
         self.w_neigh = _param(w_neigh)  # (F_out, F_in)
         self.bias = _param(bias)
+        self.project_first = w_neigh.shape[0] < w_neigh.shape[1]
 
     def forward(self, h: Tensor, g: Edges) -> Tensor:
+        own = F.linear(gather(h, g.dst_rows), self.w_self, self.bias)  # (num_dst, F_out)
+        if self.project_first:
+            return own + aggregate(F.linear(h, self.w_neigh), g, g.weight) \
+                / g.in_deg.unsqueeze(1)
         mean = aggregate(h, g, g.weight) / g.in_deg.unsqueeze(1)  # (num_dst, F_in)
-        return F.linear(gather(h, g.dst_rows), self.w_self, self.bias) \
-            + F.linear(mean, self.w_neigh)  # (num_dst, F_out)
+        return own + F.linear(mean, self.w_neigh)  # (num_dst, F_out)
 
 
 class PortableGIN(nn.Module):

@@ -1,0 +1,97 @@
+r"""The graph a portable model reads: raw edge lists, turned into per-edge factors with
+operations every runtime has (``index_select``, ``scatter_add``, ``rsqrt``).
+
+A layer's graph arrives as ``src`` (E,) int64, ``dst`` (E,) int64 and ``weight`` (E,) float32:
+edge ``k`` sends row ``src[k]`` of the layer's input to destination row ``dst[k]`` with value
+``weight[k]`` (ones for an unweighted graph). :func:`full_graph` and :func:`block_graph` add
+what graphflow's layer stack adds before its layers see an adjacency, so that the caller passes
+raw edges only:
+
+* with ``self_loops``, an edge ``i -> i`` for every destination ``i`` that has none. It is
+  appended for *every* destination, with a 0/1 ``count`` that says whether it exists: the edge
+  count stays ``E + num_dst`` whatever the data, so the exported graph has no data-dependent
+  shapes. An absent loop has weight 0 and counts in no degree;
+* the degrees: ``in_deg`` (destinations) and ``out_deg`` (sources) count edges (not weights),
+  added loops included, and are clamped to 1, as :meth:`graphflow.sparse.Adjacency.norm`
+  computes them.
+
+Shapes: ``x`` (num_src, F); destinations are the first ``num_dst`` rows of ``x`` (the block
+convention; the full graph has ``num_dst = num_src = N``).
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import torch
+from torch import Tensor
+
+
+class Edges(NamedTuple):
+    """One layer's graph, ready for message passing (every field a tensor)."""
+
+    src: Tensor
+    """int64 (E',): source row of each edge (E' = E, plus num_dst with self-loops)."""
+    dst: Tensor
+    """int64 (E',): destination row of each edge."""
+    weight: Tensor
+    """float (E',): edge value; 0 for a self-loop slot that holds no loop."""
+    count: Tensor
+    """float (E',): 1 for an edge that exists, 0 for an empty self-loop slot."""
+    in_deg: Tensor
+    """float (num_dst,): in-edges of each destination, at least 1."""
+    out_deg: Tensor
+    """float (num_src,): out-edges of each source, at least 1."""
+    dst_rows: Tensor
+    """int64 (num_dst,): ``0..num_dst-1``, the rows of ``x`` that are destinations."""
+
+
+def block_graph(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, num_dst: Tensor,
+                self_loops: bool) -> Edges:
+    """The :class:`Edges` of a block: ``num_dst`` (0-d int64) destinations, which are the
+    first rows of ``x`` (num_src, F)."""
+    dst_rows = torch.arange(num_dst, dtype=torch.int64, device=x.device)  # (num_dst,)
+    return _edges(x, src, dst, weight, dst_rows, self_loops)
+
+
+def full_graph(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, self_loops: bool) -> Edges:
+    """The :class:`Edges` of a whole graph: every one of the N rows of ``x`` is a
+    destination."""
+    dst_rows = torch.arange(x.shape[0], dtype=torch.int64, device=x.device)  # (N,)
+    return _edges(x, src, dst, weight, dst_rows, self_loops)
+
+
+def _edges(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, dst_rows: Tensor,
+           self_loops: bool) -> Edges:
+    src, dst = src.to(torch.int64), dst.to(torch.int64)
+    weight = weight.to(x.dtype)
+    count = torch.ones_like(weight)  # (E,)
+    if self_loops:
+        # has_loop[i] > 0 when some edge i -> i exists; the slot of i is then left empty.
+        is_loop = (src == dst).to(x.dtype)  # (E,)
+        has_loop = torch.zeros_like(dst_rows, dtype=x.dtype).scatter_add(0, dst, is_loop)
+        slot = (has_loop == 0).to(x.dtype)  # (num_dst,) 1 where a loop is added
+        src = torch.cat([src, dst_rows])
+        dst = torch.cat([dst, dst_rows])
+        weight = torch.cat([weight, slot])
+        count = torch.cat([count, slot])  # (E + num_dst,)
+    in_deg = torch.zeros_like(dst_rows, dtype=x.dtype).scatter_add(0, dst, count)
+    out_deg = torch.zeros_like(x[:, 0]).scatter_add(0, src, count)  # (num_src,)
+    return Edges(src, dst, weight * count, count, in_deg.clamp(min=1.0),
+                 out_deg.clamp(min=1.0), dst_rows)
+
+
+def gather(h: Tensor, rows: Tensor) -> Tensor:
+    """``h[rows]`` as one ``index_select`` (ONNX Gather): (R, *) rows of ``h``."""
+    return h.index_select(0, rows)
+
+
+def aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
+    r"""``out_i = sum_k values_k h_{src_k}`` over the edges ``k`` into ``i``.
+
+    :param h: (num_src, F). :param values: (E',) per-edge factors.
+    :returns: (num_dst, F), by ``scatter_add`` (ONNX ScatterElements, reduction add).
+    """
+    messages = gather(h, g.src) * values.unsqueeze(1)  # (E', F)
+    out = torch.zeros_like(gather(h, g.dst_rows))  # (num_dst, F)
+    return out.scatter_add(0, g.dst.unsqueeze(1).expand_as(messages), messages)

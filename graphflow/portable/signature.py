@@ -1,0 +1,132 @@
+"""What an exported model takes and returns, for its JSON sidecar and for tracing.
+
+:func:`input_names` and :func:`dynamic_axes` name the inputs as the ONNX graph and the sidecar
+do; :func:`example_inputs` builds a small random graph of the right widths to trace with;
+:func:`sidecar` is the JSON written beside each exported file.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import torch
+
+from graphflow.portable.stack import BlockModel, FullGraphModel
+
+BLOCK_FIELDS = ("src", "dst", "weight", "num_dst")
+OUTPUT = "logits"
+
+PREPROCESSING = (
+    "Pass raw edges: one (src, dst) row per directed edge, as the training graph held them (an "
+    "undirected graph lists both directions), node ids 0..N-1 being rows of x. weight holds "
+    "the edge values: ones, unless the model was trained on edge weights. Self-loops (when "
+    "the model adds them) and the degree normalisation are computed inside the model from "
+    "src and dst; do not add or fold them yourself. x holds the node features after the "
+    "pipeline's transforms (the same columns and scaling as in training), dense float32.")
+
+BLOCK_PREPROCESSING = (
+    " Block inputs: one (src, dst, weight, num_dst) group per layer, input side first; in "
+    "block l, src indexes the rows of that layer's input (block 0: the rows of x), dst "
+    "indexes its destinations 0..num_dst-1, and the destinations are the first num_dst "
+    "source rows (the DGL / graphflow block convention). Degrees are counted within each "
+    "block, as in sampled training.")
+
+
+def edge_weights_used(ctx: Any) -> bool | None:
+    """Whether the stage that trained ``ctx.artifacts.model`` read edge values
+    (``edge_weights = true``); None when the task has no such option."""
+    section = (ctx.artifacts.model_info or {}).get("section")
+    for spec in ctx.config.train:
+        if spec.task.section == section:
+            used = getattr(spec.task.options, "edge_weights", None)
+            return None if used is None else bool(used)
+    return None
+
+
+def weight_note(edge_weights: bool | None) -> str:
+    """What to pass as ``weight``, for the sidecar."""
+    if edge_weights:
+        return ('the model was trained on edge values (edge_weights = true): pass each '
+                'edge\'s value, as edata["weight"] held it')
+    if edge_weights is None:
+        return "pass ones unless the model was trained on edge values"
+    return "the model was trained without edge values: pass ones"
+
+
+def input_names(model: FullGraphModel | BlockModel) -> list[str]:
+    """``x, src, dst, weight``, or ``x, src_0, dst_0, weight_0, num_dst_0, src_1, ...``."""
+    if isinstance(model, FullGraphModel):
+        return ["x", "src", "dst", "weight"]
+    return ["x"] + [f"{f}_{i}" for i in range(model.num_layers) for f in BLOCK_FIELDS]
+
+
+def dynamic_axes(model: FullGraphModel | BlockModel) -> dict[str, dict[int, str]]:
+    """The sizes that vary from call to call: node and edge counts (never the widths)."""
+    if isinstance(model, FullGraphModel):
+        return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
+                OUTPUT: {0: "N"}}
+    axes: dict[str, dict[int, str]] = {"x": {0: "num_src_0"}}
+    for i in range(model.num_layers):
+        for f in ("src", "dst", "weight"):
+            axes[f"{f}_{i}"] = {0: f"E_{i}"}
+    axes[OUTPUT] = {0: f"num_dst_{model.num_layers - 1}"}
+    return axes
+
+
+def example_inputs(model: FullGraphModel | BlockModel, in_dim: int,
+                   seed: int = 0) -> tuple[torch.Tensor, ...]:
+    """A small random graph to trace with, in the flat input order of :func:`input_names`."""
+    gen = torch.Generator().manual_seed(seed)
+    if isinstance(model, FullGraphModel):
+        n, e = 7, 16
+        return (torch.randn(n, in_dim, generator=gen), *_edges(n, n, e, gen))
+    sizes = [model.num_layers + 3 - i for i in range(model.num_layers + 1)]  # decreasing
+    flat: list[torch.Tensor] = [torch.randn(sizes[0], in_dim, generator=gen)]
+    for i in range(model.num_layers):
+        flat += [*_edges(sizes[i], sizes[i + 1], 3 * sizes[i], gen),
+                 torch.tensor(sizes[i + 1], dtype=torch.int64)]
+    return tuple(flat)
+
+
+def _edges(num_src: int, num_dst: int, e: int,
+           gen: torch.Generator) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    src = torch.randint(0, num_src, (e,), generator=gen)  # (E,)
+    dst = torch.randint(0, num_dst, (e,), generator=gen)  # (E,)
+    return src, dst, torch.rand(e, generator=gen) + 0.5
+
+
+def sidecar(model: FullGraphModel | BlockModel, fmt: str, file: str, in_dim: int,
+            out_dim: int, model_info: dict[str, Any] | None,
+            extra: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The JSON beside an exported file: inputs (name, dtype, shape), output, what the
+    caller must prepare, and how the model was built."""
+    block = isinstance(model, BlockModel)
+    inputs = [{"name": "x", "dtype": "float32",
+               "shape": ["num_src_0" if block else "N", in_dim]}]
+    if block:
+        for i in range(model.num_layers):
+            inputs += [{"name": f"src_{i}", "dtype": "int64", "shape": [f"E_{i}"]},
+                       {"name": f"dst_{i}", "dtype": "int64", "shape": [f"E_{i}"]},
+                       {"name": f"weight_{i}", "dtype": "float32", "shape": [f"E_{i}"]},
+                       {"name": f"num_dst_{i}", "dtype": "int64", "shape": []}]
+    else:
+        inputs += [{"name": "src", "dtype": "int64", "shape": ["E"]},
+                   {"name": "dst", "dtype": "int64", "shape": ["E"]},
+                   {"name": "weight", "dtype": "float32", "shape": ["E"]}]
+    rows = f"num_dst_{model.num_layers - 1}" if block else "N"
+    return {"format": fmt, "file": file, "inputs_form": "block" if block else "full",
+            "inputs": inputs,
+            "outputs": [{"name": OUTPUT, "dtype": "float32", "shape": [rows, out_dim]}],
+            "self_loops_added_inside": bool(model.self_loops),
+            "preprocessing": PREPROCESSING + (BLOCK_PREPROCESSING if block else ""),
+            "model_info": _plain(model_info or {}), **(extra or {})}
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    return str(value)

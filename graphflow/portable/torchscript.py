@@ -1,0 +1,55 @@
+"""``export_torchscript``: a trained model as a TorchScript file that plain torch loads
+(``torch.jit.load``), without graphflow or DGL."""
+
+from __future__ import annotations
+
+import os
+import warnings
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch import nn
+
+from graphflow.io.atomic import atomic_path, write_json
+from graphflow.portable.convert import Inputs, twin_for_export
+from graphflow.portable.signature import sidecar, weight_note
+
+
+def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
+                       inputs: Inputs = "full",
+                       model_info: dict[str, Any] | None = None,
+                       weight: str | None = None) -> list[Path]:
+    """Write the portable twin of ``model`` (a trained :class:`~graphflow.nn.stack.GNNStack`)
+    as a scripted module at ``path``, and its sidecar ``<path>.json``.
+
+    The loaded module is called ``m(x, src, dst, weight)`` (``inputs = "full"``) or
+    ``m(x, [(src, dst, weight, num_dst), ...])`` (``"block"``, ``num_dst`` a 0-d int64
+    tensor); see :mod:`graphflow.portable.stack`.
+
+    :param model_info: how the model was built (``ctx.artifacts.model_info``), copied into
+        the sidecar.
+    :param weight: what the caller must pass as ``weight`` (the sidecar's ``weight`` note;
+        default: ones unless the model was trained on edge values).
+    :returns: the files written (the module, then the sidecar). Both are written atomically,
+        after the model converted: a model without a portable form writes nothing.
+    :raises graphflow.portable.convert.Unsupported: a part of the model has no portable form.
+    """
+    twin = twin_for_export(model, inputs, "TorchScript")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit's notice of torch.export
+        scripted = torch.jit.script(twin)
+    target = Path(path)
+    with atomic_path(target) as tmp:
+        scripted.save(str(tmp))
+    side = sidecar(twin, "torchscript", target.name, model.dims[0], model.dims[-1], model_info,
+                   {"weight": weight or weight_note(None), "call": _CALL[inputs],
+                    "torch": torch.__version__})
+    meta = write_json(target.with_name(target.name + ".json"), side)
+    return [target, meta]
+
+
+_CALL = {
+    "full": "torch.jit.load(file)(x, src, dst, weight)",
+    "block": "torch.jit.load(file)(x, [(src_0, dst_0, weight_0, num_dst_0), ...])",
+}

@@ -1,0 +1,61 @@
+"""The ``onnx`` exporter: the trained model as an ONNX graph that ``onnxruntime`` runs,
+without graphflow, DGL or torch."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal
+
+from graphflow.components import Exporter, What
+from graphflow.context import RunContext
+from graphflow.errors import ConfigError
+from graphflow.options import option
+from graphflow.portable.signature import edge_weights_used, weight_note
+from graphflow.portable import export_onnx
+from graphflow.portable.onnx import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
+
+
+@dataclass
+class OnnxExportOptions:
+    what: What = option("model", "model (the trained [model]).")
+    path: Path | None = option(None, "Output file (default OUT_DIR/model.onnx); the sidecar "
+                                     "goes to <path>.json.")
+    inputs: Literal["full", "block"] = option(
+        "full", "full: x, src, dst, weight of a whole graph; block: x, then src_l, dst_l, "
+                "weight_l, num_dst_l for each layer l (sampled blocks).")
+    opset: int = option(DEFAULT_OPSET, f"ONNX opset, {MIN_OPSET} to {MAX_OPSET} (GAT needs "
+                                       f"18 or later).")
+
+    def __post_init__(self) -> None:
+        if not MIN_OPSET <= self.opset <= MAX_OPSET:
+            raise ConfigError(f"opset must lie in {MIN_OPSET}..{MAX_OPSET} (scatter_add needs "
+                              f"ScatterElements with a reduction, opset 16), got {self.opset}")
+
+
+class OnnxExporter(Exporter):
+    """The trained model's portable twin as an ONNX graph, plus a JSON sidecar
+    ``<file>.json`` with its inputs, output and the preprocessing it expects.
+
+    The message passing is Gather + ScatterElements (reduction add); self-loops and degree
+    normalisation are computed inside from the raw edges (docs/inference.md). Node and edge
+    counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export; another
+    model stops the export with one line naming its part, and nothing is written.
+    """
+
+    name = "onnx"
+    summary = "ONNX model (+ JSON sidecar) that runs in onnxruntime"
+    writes = ("model",)
+    suffix = ".onnx"
+    Options = OnnxExportOptions
+
+    def export(self, ctx: RunContext) -> list[Path]:
+        o = self.options
+        section = f"[{ctx.stage.section}] {self.name}" if ctx.stage else f"[export] {self.name}"
+        model = ctx.artifacts.require("model", section=section)
+        written = export_onnx(model, self.target(ctx), inputs=o.inputs, opset=o.opset,
+                              model_info=ctx.artifacts.model_info,
+                              weight=weight_note(edge_weights_used(ctx)))
+        ctx.info(f"{section}: wrote {written[0]} (inputs = {o.inputs!r}, opset {o.opset}) "
+                 f"and its inputs' description {written[1]}")
+        return written

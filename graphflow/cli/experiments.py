@@ -1,4 +1,5 @@
-"""``graphflow runs`` (past runs side by side) and ``graphflow sweep`` (an Optuna study)."""
+"""``graphflow runs`` (past runs side by side), ``graphflow sweep`` (an Optuna study) and
+``graphflow report`` (the plots of a run or a sweep, as one HTML file)."""
 
 from __future__ import annotations
 
@@ -25,7 +26,16 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     s.add_argument("--out-dir", type=Path,
                    help="the sweep's folder (default runs/<name>-sweep); the same folder "
                         "resumes the sweep")
+    # a worker process of a sweep with jobs > 1 (graphflow.experiments.parallel starts it)
+    s.add_argument("--worker", type=int, help=argparse.SUPPRESS)
     s.set_defaults(func=cmd_sweep)
+    help_ = "write one self-contained HTML file of a run's or a sweep's plots"
+    r = sub.add_parser("report", parents=[common], help=help_, description=help_)
+    r.add_argument("dir", type=Path, metavar="RUN_OR_SWEEP_DIR",
+                   help="a run's folder (run.json) or a sweep's folder (summary.json, sweep.db)")
+    r.add_argument("--out", type=Path, metavar="FILE",
+                   help="the HTML file (default: DIR/report.html)")
+    r.set_defaults(func=cmd_report)
 
 
 def cmd_runs(args: argparse.Namespace) -> int:
@@ -53,5 +63,19 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     host = create_host()
     with handle_signals():  # SIGTERM: the running trial stops at a safe point, runs again
-        run_sweep(args.pipeline, host, out_dir=args.out_dir, overrides=args.overrides)
+        run_sweep(args.pipeline, host, out_dir=args.out_dir, overrides=args.overrides,
+                  worker=args.worker, echo=_echo)
+    return 0
+
+
+def _echo(line: str) -> None:
+    print(line, flush=True)  # beside the workers' lines, in order
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from graphflow.experiments.report import write_report
+
+    path, charts = write_report(args.dir, args.out)
+    size = path.stat().st_size / 2**20
+    print(f"wrote: {path} ({charts} charts, {size:.1f} MiB, opens without network)")
     return 0

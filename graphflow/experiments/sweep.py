@@ -8,9 +8,11 @@ The pipeline file carries its search in a ``[sweep]`` table (a run ignores it)::
     trials = 20               # trials to finish (complete or pruned), resumed ones included
     sampler = "tpe"           # tpe | random | grid
     pruner = "none"           # none | median | hyperband: fed each epoch's figure `metric`
+    pruner_warmup = 10        # epochs a trial runs before the pruner may stop it
     seeds = [0]               # each trial runs once per seed; its value is their mean
+    sampler_seed = 0          # the sampler's seed
     storage = "sweep.db"      # SQLite file (relative to the sweep folder): resumable
-    jobs = 1                  # trials at once (one process; more is not supported yet)
+    jobs = 1                  # trials at once: > 1 runs that many worker processes
 
     [sweep.params]            # dotted keys, as --set takes them
     "model.hidden" = [16, 32, 64]                       # choices
@@ -23,6 +25,11 @@ The study lives in SQLite: a sweep stopped by a signal (or killed) and started a
 not repeat the trials it finished; the trial it was running runs again. It writes
 ``trials.parquet`` (and prints the table), ``best.toml`` (the pipeline with the best
 trial's values, runnable as it is) and ``summary.json``.
+
+With ``jobs`` > 1, :mod:`graphflow.experiments.parallel` starts that many worker processes
+(``graphflow sweep ... --worker I``), each with its share of the cores, on the same study;
+each claims trials (:func:`claim`) until the study has enough, and the parent writes the
+outputs once all have ended.
 """
 
 from __future__ import annotations
@@ -46,8 +53,8 @@ if TYPE_CHECKING:
 
 SAMPLERS = ("tpe", "random", "grid")
 PRUNERS = ("none", "median", "hyperband")
-KEYS = ("metric", "direction", "trials", "sampler", "pruner", "seeds", "storage", "jobs",
-        "params")
+KEYS = ("metric", "direction", "trials", "sampler", "pruner", "pruner_warmup", "seeds",
+        "sampler_seed", "storage", "jobs", "params")
 
 
 @dataclass(frozen=True)
@@ -89,7 +96,9 @@ class SweepConfig:
     trials: int = 20
     sampler: str = "tpe"
     pruner: str = "none"
+    pruner_warmup: int = 10
     seeds: tuple[int, ...] = (0,)
+    sampler_seed: int = 0
     storage: Path | None = None
     jobs: int = 1
 
@@ -129,9 +138,11 @@ def parse_sweep(raw: dict[str, Any], src: str, base: Path) -> SweepConfig:
     jobs = pick("jobs", 1, int)
     if trials < 1 or jobs < 1:
         raise ConfigError(f"{src}: sweep.trials and sweep.jobs must be >= 1")
-    if jobs != 1:
-        raise ConfigError(f"{src}: sweep.jobs = {jobs}: parallel trials are not supported yet; "
-                          f"use jobs = 1")
+    sampler_seed = pick("sampler_seed", 0, int)
+    pruner_warmup = pick("pruner_warmup", 10, int)
+    if pruner_warmup < 0:
+        raise ConfigError(f"{src}: sweep.pruner_warmup = {pruner_warmup}: must be >= 0 (epochs "
+                          f"before the pruner may stop a trial)")
     sampler = pick("sampler", "tpe", str)
     pruner = pick("pruner", "none", str)
     for key, value, valid in (("sampler", sampler, SAMPLERS), ("pruner", pruner, PRUNERS)):
@@ -151,7 +162,8 @@ def parse_sweep(raw: dict[str, Any], src: str, base: Path) -> SweepConfig:
                           f"[16, 32]")
     spaces = tuple(_space(key, value, src) for key, value in params.items())
     config = SweepConfig(params=spaces, metric=metric, direction=direction, trials=trials,
-                         sampler=sampler, pruner=pruner, seeds=tuple(seeds),
+                         sampler=sampler, pruner=pruner, pruner_warmup=pruner_warmup,
+                         seeds=tuple(seeds), sampler_seed=sampler_seed,
                          storage=Path(storage) if storage else None, jobs=jobs)
     if sampler == "grid":
         for s in spaces:
@@ -307,16 +319,18 @@ def _sampler(sweep: SweepConfig, seed: int) -> Any:
         return optuna.samplers.GridSampler({s.key: s.grid() for s in sweep.params}, seed=seed)
     if sweep.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
-    return optuna.samplers.TPESampler(seed=seed)
+    # parallel workers: a running trial counts as a poor one, so that they spread out
+    return optuna.samplers.TPESampler(seed=seed, constant_liar=sweep.jobs > 1)
 
 
 def _pruner(sweep: SweepConfig) -> Any:
     import optuna
 
-    if sweep.pruner == "median":
-        return optuna.pruners.MedianPruner(n_startup_trials=2, n_warmup_steps=1)
+    if sweep.pruner == "median":  # Optuna's default of 5 trials before any pruning
+        return optuna.pruners.MedianPruner(n_startup_trials=5,
+                                           n_warmup_steps=sweep.pruner_warmup)
     if sweep.pruner == "hyperband":
-        return optuna.pruners.HyperbandPruner()
+        return optuna.pruners.HyperbandPruner(min_resource=max(1, sweep.pruner_warmup))
     return optuna.pruners.NopPruner()
 
 
@@ -334,17 +348,38 @@ def _run_trial(run_pipeline: Any, config: Any, host: PluginHost) -> tuple[dict[s
     return record, guard.requested
 
 
-def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
-              overrides: list[str] = (), echo: Any = print) -> dict[str, Any]:
-    """Run (or resume) the sweep of ``pipeline``; returns the summary it writes."""
+@dataclass
+class OpenSweep:
+    """A sweep ready to run: its pipeline, ``[sweep]`` table, folder and Optuna study."""
+
+    pipeline: Path
+    raw: dict[str, Any]
+    sweep: SweepConfig
+    name: str
+    root: Path
+    storage_path: Path
+    study: Any
+
+    def count(self, *states: str) -> int:
+        """The study's trials in ``states`` (Optuna ``TrialState`` names), read from storage."""
+        import optuna
+
+        wanted = tuple(optuna.trial.TrialState[s] for s in states)
+        return len(self.study.get_trials(deepcopy=False, states=wanted))
+
+    def finished(self) -> int:
+        """Trials that count towards ``trials``: complete or pruned."""
+        return self.count("COMPLETE", "PRUNED")
+
+
+def open_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
+               overrides: list[str] = ()) -> OpenSweep:
+    """Read and check the ``[sweep]`` of ``pipeline`` and open (or create) its study."""
     try:
         import optuna
     except ImportError:
         raise ConfigError("graphflow sweep needs Optuna: pip install 'graphflow[sweep]'") \
             from None
-    from graphflow.config import load_config
-    from graphflow.runner import run_pipeline
-
     raw = read_toml(pipeline)
     for assignment in overrides:
         apply_override(raw, assignment)
@@ -355,14 +390,13 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
     root.mkdir(parents=True, exist_ok=True)
     storage_path = root / (sweep.storage or Path("sweep.db"))
     optuna.logging.set_verbosity(optuna.logging.WARNING)
-    storage = f"sqlite:///{storage_path.resolve()}"
+    storage = sqlite_storage(storage_path)
     existing = optuna.get_all_study_names(storage) if storage_path.exists() else []
     if existing and name not in existing:
         raise ConfigError(f"{storage_path}: holds the study {existing[0]!r}, not {name!r}; "
                           f"give another sweep.storage or --out-dir")
     study = optuna.create_study(study_name=name, storage=storage, load_if_exists=True,
-                                direction=sweep.direction, pruner=_pruner(sweep),
-                                sampler=_sampler(sweep, sweep.seeds[0]))
+                                direction=sweep.direction, pruner=_pruner(sweep))
     space = sweep.space_digest()
     if study.user_attrs.setdefault("space", None) is None and not study.trials:
         study.set_user_attr("space", space)
@@ -370,24 +404,138 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
     elif study.user_attrs.get("space") != space:
         raise ConfigError(f"{storage_path}: holds a study of another search space; give "
                           f"another sweep.storage or --out-dir, or restore [sweep.params]")
+    return OpenSweep(pipeline, raw, sweep, name, root, storage_path, study)
+
+
+def sqlite_storage(path: Path) -> Any:
+    """Optuna's storage on the SQLite file ``path``, set for several processes and a report
+    every epoch: write-ahead logging (readers do not wait for a writer), ``synchronous =
+    NORMAL`` (a commit does not wait for the disk; a power cut may lose the last trials'
+    states, which then run again) and a minute's wait for the lock instead of 5 s."""
+    import sqlite3
+
+    import optuna
+
+    def connect() -> sqlite3.Connection:
+        connection = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
+        connection.execute("PRAGMA journal_mode=WAL")
+        connection.execute("PRAGMA synchronous=NORMAL")
+        return connection
+
+    return optuna.storages.RDBStorage(f"sqlite:///{path.resolve()}",
+                                      engine_kwargs={"creator": connect})
+
+
+def requeue(study: Any, trial: Any, reason: str, *, killed_worker: bool = False) -> None:
+    """Mark ``trial`` (a ``FrozenTrial`` or a ``Trial``) failed and queue its values again, so
+    that the next trial asked runs them (a trial cut short runs again with the same values).
+    ``killed_worker``: its process died while running it (the queued trial says so)."""
+    import optuna
+
+    trial_id = trial._trial_id
+    study._storage.set_trial_user_attr(trial_id, "failed", reason)
+    frozen = study._storage.get_trial(trial_id)
+    if frozen.state == optuna.trial.TrialState.RUNNING:
+        study._storage.set_trial_state_values(trial_id, optuna.trial.TrialState.FAIL)
+    study.enqueue_trial(frozen.params, skip_if_exists=False,
+                        user_attrs={"requeued": frozen.user_attrs.get("requeued", 0) + 1,
+                                    **({"killed_worker": True} if killed_worker else {})})
+
+
+def recover_stale(study: Any) -> int:
+    """Requeue the trials left ``RUNNING`` by a sweep that was killed (no process runs them
+    now: call it before starting any). Returns how many."""
+    import optuna
+
+    stale = study.get_trials(deepcopy=False, states=(optuna.trial.TrialState.RUNNING,))
+    for trial in stale:
+        requeue(study, trial, "its sweep was killed")
+    return len(stale)
+
+
+def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
+              overrides: list[str] = (), echo: Any = print,
+              worker: int | None = None) -> dict[str, Any]:
+    """Run (or resume) the sweep of ``pipeline``; returns the summary it writes.
+
+    ``sweep.jobs`` > 1 starts that many worker processes on the study
+    (:mod:`graphflow.experiments.parallel`); ``worker`` is set in such a process (it runs
+    trials until the study has enough, then returns an empty summary: the parent writes it).
+    """
+    opened = open_sweep(pipeline, host, out_dir=out_dir, overrides=list(overrides))
+    if worker is not None:
+        run_trials(opened, host, overrides=list(overrides), echo=echo, worker=worker)
+        return {}
+    stale = recover_stale(opened.study)  # no worker runs now: a RUNNING trial was cut short
+    sweep = opened.sweep
+    if opened.finished() or stale:
+        echo(f"graphflow: resuming {opened.name}: {opened.finished()} of {sweep.trials} trials "
+             f"done ({opened.storage_path})")
+    if sweep.jobs > 1 and opened.finished() < sweep.trials:
+        from graphflow.experiments.parallel import run_workers
+
+        run_workers(opened, overrides=list(overrides), echo=echo)
+    else:
+        run_trials(opened, host, overrides=list(overrides), echo=echo)
+    return _write_outputs(opened.study, sweep, opened.raw, opened.root, opened.name, echo)
+
+
+def sampler_seed(base: int, done: int, worker: int | None) -> int:
+    """The sampler's seed in one process: ``base`` for a fresh single-process sweep, else
+    derived from ``base``, the trials already in the study and the worker, so that a resumed
+    sweep and parallel workers do not propose the same values again."""
+    if done == 0 and worker is None:
+        return base
+    import numpy as np
+
+    return int(np.random.SeedSequence([base, done, 0 if worker is None else worker + 1])
+               .generate_state(1)[0])
+
+
+def claim(study: Any, distributions: dict[str, Any], target: int) -> Any:
+    """The next trial to run, or None when the study has ``target`` trials finished or
+    running. Several processes may claim at once: a trial asked past the target (another
+    process took the last one between the count and the ask) is given back."""
+    import optuna
+
+    counted = (optuna.trial.TrialState.COMPLETE, optuna.trial.TrialState.PRUNED,
+               optuna.trial.TrialState.RUNNING)
+    if len(study.get_trials(deepcopy=False, states=counted)) >= target:
+        return None
+    trial = study.ask(distributions)
+    ahead = sum(t.number < trial.number
+                for t in study.get_trials(deepcopy=False, states=counted))
+    if ahead < target:
+        return trial
+    if "fixed_params" in study._storage.get_trial(trial._trial_id).system_attrs:
+        requeue(study, trial, "asked past the target")  # keep the queued values for later
+    else:
+        study.tell(trial, state=optuna.trial.TrialState.FAIL)
+    return None
+
+
+def run_trials(opened: OpenSweep, host: PluginHost, *, overrides: list[str] = (),
+               echo: Any = print, worker: int | None = None) -> None:
+    """Run trials in this process until the study has ``trials`` finished or running."""
+    import os
+
+    import optuna
+
+    from graphflow.config import load_config
+    from graphflow.runner import run_pipeline
+
+    sweep, study, root = opened.sweep, opened.study, opened.root
+    study.sampler = _sampler(sweep, sampler_seed(sweep.sampler_seed, len(study.trials), worker))
     TrialState = optuna.trial.TrialState
-    for stale in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        # a sweep that was killed mid-trial: that trial runs again
-        study._storage.set_trial_state_values(stale._trial_id, TrialState.FAIL)
-        study.enqueue_trial(stale.params, skip_if_exists=False)
     distributions = _distributions(sweep)
-
-    def finished() -> int:
-        return len(study.get_trials(deepcopy=False,
-                                    states=(TrialState.COMPLETE, TrialState.PRUNED)))
-
-    if finished():
-        echo(f"graphflow: resuming {name}: {finished()} of {sweep.trials} trials done "
-             f"({storage_path})")
-    while finished() < sweep.trials:
+    tag = "" if worker is None else f"[worker {worker}] "
+    while True:
         # a signal between runs waits until the trial is recorded (graphflow.runtime.signals)
         with signals.deferred():
-            trial = study.ask(distributions)
+            trial = claim(study, distributions, sweep.trials)
+            if trial is None:
+                break
+            trial.set_user_attr("pid", os.getpid())
             values, tests, t0, stop = [], [], time.perf_counter(), None
             state = TrialState.COMPLETE
             try:
@@ -395,7 +543,7 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
                     signals.safe_point()  # a signal that came between runs
                     sets = [f"{k}={toml_value(v)}" for k, v in trial.params.items()]
                     folder = root / f"trial-{trial.number:04d}" / f"seed-{seed}"
-                    config = load_config(pipeline, host.registry, out_dir=folder,
+                    config = load_config(opened.pipeline, host.registry, out_dir=folder,
                                          overrides=[*overrides, *sets, f"pipeline.seed={seed}"])
                     pruning = _Pruning(trial, sweep.metric) if sweep.pruner != "none" and i == 0 \
                         else None
@@ -420,8 +568,7 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
             except Pruned:
                 state = TrialState.PRUNED
             except KeyboardInterrupt:  # a signal (graphflow.runtime.signals.Terminated) or Ctrl-C
-                study.tell(trial, state=TrialState.FAIL)
-                study.enqueue_trial(trial.params, skip_if_exists=False)  # runs again on resume
+                requeue(study, trial, "stopped by a signal")  # runs again on resume
                 raise
             seconds = time.perf_counter() - t0
             trial_attrs = {"seconds": round(seconds, 3), "values": values}
@@ -436,10 +583,10 @@ def run_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
             else:
                 study.tell(trial, statistics.fmean(values))
             shown = f"{sweep.metric}={statistics.fmean(values):.4g}" if values else "pruned"
-            echo(f"trial {trial.number}: {shown}  {json.dumps(trial.params)}  ({seconds:.1f}s)")
+            echo(f"{tag}trial {trial.number}: {shown}  {json.dumps(trial.params)}  "
+                 f"({seconds:.1f}s)")
             if stop is not None:  # a signal came at the end of the trial's last run
                 raise signals.Terminated(stop)
-    return _write_outputs(study, sweep, raw, root, name, echo)
 
 
 def _write_outputs(study: Any, sweep: SweepConfig, raw: dict[str, Any], root: Path,
@@ -475,6 +622,7 @@ def _write_outputs(study: Any, sweep: SweepConfig, raw: dict[str, Any], root: Pa
                                "direction": sweep.direction, "trials": len(trials),
                                "complete": len(complete),
                                "pruned": len(trials) - len(complete),
+                               "storage": str(sweep.storage or "sweep.db"),  # in the sweep folder
                                "table": str(root / "trials.parquet")}
     if complete:
         best = study.best_trial

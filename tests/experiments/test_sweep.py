@@ -98,6 +98,9 @@ def test_a_sweep_stopped_by_sigterm_resumes_without_repeating_finished_trials(tm
     ('"train.lr" = { low = 0.1, high = 0.1 }\n', "empty range: low 0.1 must be below high 0.1"),
     ('"train.lr" = { low = 0.0, high = 0.1, log = true }\n', "a log range needs low > 0"),
     ('"model.hidden" = []\n', "empty list of choices"),
+    ('"train.lr" = { low = -0.1, high = 0.1, log = true }\n',
+     "a log range needs low > 0, got -0.1"),
+    ('"train.lr" = { low = 0.2, high = 0.1 }\n', "empty range: low 0.2 must be below high 0.1"),
     ('"modle.hidden" = [4]\n',
      """[sweep.params] modle.hidden: unknown section 'modle' (did you mean "model"?)"""),
 ])
@@ -119,6 +122,24 @@ def test_a_metric_the_task_does_not_produce_and_another_study(tmp_path, cli):
     other.write_text(other.read_text().replace('name = "sw"', 'name = "other"'))
     code, out, err = cli("sweep", other, "--out-dir", tmp_path / "s")
     assert code == 1 and "holds the study 'sw', not 'other'" in err, err
+    space = write(tmp_path, trials=1, params='"model.hidden" = [4, 16]\n')
+    code, out, err = cli("sweep", space, "--out-dir", tmp_path / "s")
+    assert code == 1 and "holds a study of another search space" in err, err
+    assert len(err.splitlines()) == 1
+
+
+@pytest.mark.parametrize("line, message", [
+    ("jobs = 0", "sweep.trials and sweep.jobs must be >= 1"),
+    ("pruner_warmup = -1", "sweep.pruner_warmup = -1: must be >= 0"),
+    ('sampler = "tpee"', 'sweep.sampler: unknown "tpee" (did you mean "tpe"?)'),
+    ("jbos = 2", 'sweep.jbos: unknown key (did you mean "jobs"?)'),
+])
+def test_bad_sweep_settings_are_one_line(tmp_path, cli, line, message):
+    path = write(tmp_path)
+    path.write_text(path.read_text().replace('sampler = "random"\n', line + "\n"))
+    code, out, err = cli("sweep", path, "--out-dir", tmp_path / "s")
+    assert code == 1 and message in err, err
+    assert len(err.splitlines()) == 1, err
 
 
 def test_pruning_through_the_epoch_end_hook_records_a_pruned_run(run_toml, tmp_path):
@@ -139,3 +160,22 @@ def test_pruning_through_the_epoch_end_hook_records_a_pruned_run(run_toml, tmp_p
     assert record["status"] == "pruned"
     assert record["error"].startswith("Pruned: val_acc")
     assert len(pruning.reported) == 1 and trial.should_prune()
+
+
+def test_the_cora_sweep_example_runs_as_documented(tmp_path, cli):
+    from graphflow.testing import REPO_ROOT, planetoid_dir
+
+    if not (planetoid_dir() / "ind.cora.x").exists():
+        pytest.skip(f"raw Planetoid files not found in {planetoid_dir()}")
+    example = REPO_ROOT / "examples" / "cora_gcn_sweep.toml"
+    text = example.read_text()
+    for key in ('"model.hidden"', '"train.lr"', '"model.dropout"', '"train.weight_decay"',
+                "trials = 30", 'sampler = "tpe"', 'pruner = "median"'):
+        assert key in text
+    # the same file, cut short: 2 trials of 3 epochs in this process
+    code, out, err = cli("sweep", example, "--out-dir", tmp_path / "s", "--set",
+                         f"load.root={planetoid_dir()}", "--set", "sweep.trials=2", "--set",
+                         "sweep.jobs=1", "--set", "train.epochs=3")
+    assert code == 0, err
+    summary = json.loads((tmp_path / "s" / "summary.json").read_text())
+    assert summary["complete"] == 2 and 0 <= summary["best_test"]["test_acc"] <= 1

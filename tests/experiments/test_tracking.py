@@ -189,10 +189,11 @@ def test_a_failed_run_finishes_its_trackers_with_its_status(run_toml):
     assert Recorder.calls[-1] == ("finish", "failed")
 
 
-def test_no_tracker_library_is_imported_until_a_tracker_runs():
+def test_no_tracker_sweep_or_report_library_is_imported_until_used():
     code = ("import sys; from graphflow.manager import create_host; create_host(); "
             "from graphflow.cli.main import build_parser; build_parser(); "
-            "print(sorted(m for m in ('mlflow', 'tensorboard', 'optuna') if m in sys.modules))")
+            "print(sorted(m for m in ('mlflow', 'tensorboard', 'optuna', 'plotly') "
+            "if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                          check=True).stdout
     assert out.strip() == "[]"

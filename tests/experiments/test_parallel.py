@@ -1,0 +1,161 @@
+"""``[sweep] jobs = N``: worker processes on one study, each with its share of the cores; a
+dead worker, SIGTERM and resume; no process left behind."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+
+from graphflow.experiments.parallel import Slot, split
+
+SWEEP = """
+[pipeline]
+name = "par"
+cores = 2
+[load]
+type = "synthetic"
+nodes = 90
+classes = 3
+features = 6
+[model]
+type = "gcn"
+hidden = 4
+[train]
+type = "node_classification"
+epochs = {epochs}
+checkpoint = false
+[sweep]
+metric = "val_acc"
+trials = {trials}
+sampler = "tpe"
+jobs = 2
+[sweep.params]
+"model.hidden" = [4, 8]
+"train.lr" = {{ low = 0.001, high = 0.1, log = true }}
+"""
+
+
+def test_split_gives_each_job_its_share_of_the_cores():
+    assert split(2, 2, [0, 1]) == [Slot(0, 1, (0,)), Slot(1, 1, (1,))]
+    assert split(2, 5, range(8)) == [Slot(0, 3, (0, 1, 2)), Slot(1, 2, (3, 4))]
+    assert split(1, 4, [2, 3, 5, 7]) == [Slot(0, 4, (2, 3, 5, 7))]
+    # more jobs than cores: one thread each, sharing CPUs round the pool
+    assert split(3, 2, [0, 1]) == [Slot(0, 1, (0,)), Slot(1, 1, (1,)), Slot(2, 1, (0,))]
+    with pytest.raises(ValueError):
+        split(0, 2, [0, 1])
+
+
+def workers_of(root: Path) -> list[int]:
+    """Living processes whose command line is a worker of the sweep in ``root``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            argv = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"--worker" in argv and str(root).encode() in argv:
+            found.append(int(cmdline.parent.name))
+    return found
+
+
+def trial_runs(root: Path) -> dict[Path, int]:
+    out = {}
+    for record in root.glob("trial-*/seed-*/run.json"):
+        if json.loads(record.read_text())["status"] == "ok":
+            out[record] = record.stat().st_mtime_ns
+    return out
+
+
+class Sweep:
+    """``graphflow sweep`` in a subprocess of its own session, killed with its workers if the
+    test leaves it running."""
+
+    def __init__(self, tmp_path: Path, trials: int, epochs: int = 3):
+        self.path, self.root = tmp_path / "par.toml", tmp_path / "sweep"
+        self.path.write_text(SWEEP.format(trials=trials, epochs=epochs))
+        self.cmd = [sys.executable, "-m", "graphflow", "sweep", str(self.path), "--out-dir",
+                    str(self.root)]
+        self.proc: subprocess.Popen | None = None
+
+    def start(self) -> subprocess.Popen:
+        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                     text=True, start_new_session=True)
+        return self.proc
+
+    def wait_until(self, condition, timeout: float = 240) -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            assert self.proc.poll() is None, self.proc.communicate()
+            assert time.monotonic() < deadline, "the sweep took too long"
+            time.sleep(0.1)
+
+    def finish(self, timeout: float = 240) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=timeout)
+        return self.proc.returncode, out, err
+
+    def kill(self) -> None:
+        for pid in workers_of(self.root) + ([self.proc.pid] if self.proc else []):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.wait()
+
+    def study(self) -> optuna.Study:
+        return optuna.load_study(study_name="par", storage=f"sqlite:///{self.root / 'sweep.db'}")
+
+
+@pytest.fixture
+def sweep(tmp_path):
+    made = []
+
+    def make(trials: int, epochs: int = 3) -> Sweep:
+        made.append(Sweep(tmp_path, trials, epochs))
+        return made[-1]
+
+    yield make
+    for s in made:
+        s.kill()
+
+
+def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
+    s = sweep(trials=12, epochs=200)
+    s.start()
+    s.wait_until(lambda: len(workers_of(s.root)) == 2 and len(trial_runs(s.root)) >= 1)
+    victim = workers_of(s.root)[0]
+    os.kill(victim, signal.SIGKILL)  # as the OOM killer would
+    # a new worker takes its place; SIGTERM then reaches it and the survivor
+    s.wait_until(lambda: len(workers_of(s.root)) == 2 and victim not in workers_of(s.root))
+    s.proc.send_signal(signal.SIGTERM)
+    code, out, err = s.finish(timeout=120)
+    assert code == 143, out + err
+    assert workers_of(s.root) == []  # none left behind
+    assert "graphflow: 2 workers on 2 cores: worker 0: 1 thread on CPU" in out
+    dead = [line for line in out.splitlines() if "sweep worker" in line]
+    assert len(dead) == 1 and f"(pid {victim}) killed by SIGKILL" in dead[0], out + err
+    assert "a new worker takes its place" in dead[0]
+    before = trial_runs(s.root)
+    assert 1 <= len(before) < 12, out + err
+
+    again = subprocess.run(s.cmd, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert f"resuming par: {len(before)} of 12 trials done" in again.stdout
+    after = trial_runs(s.root)
+    assert {p: after[p] for p in before} == before  # no finished trial ran again
+    assert len(after) == 12 and workers_of(s.root) == []
+    study = s.study()
+    done = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
+    assert len(done) == 12 and len({t.user_attrs["pid"] for t in done}) >= 3
+    for record in after:  # every trial ran on its worker's share: one thread
+        run = json.loads(record.read_text())
+        plan = next(st["cores"] for st in run["stages"] if "cores" in st)
+        assert plan["cores"] == 1 and plan["threads"] == 1
+    summary = json.loads((s.root / "summary.json").read_text())
+    assert summary["trials"] == 12 and summary["best_value"] == study.best_value

@@ -150,5 +150,6 @@ def test_example_loads(run_toml):
     assert sorted(g.ntypes) == ["author", "paper", "venue"]
     assert len(g.canonical_etypes) == 8  # four relations and their reverses
     assert g.nodes["paper"].data["feat"].shape == (120, 6)
+    assert torch.allclose(g.nodes["paper"].data["feat"].mean(0), torch.zeros(6), atol=1e-5)
     assert g.edges["coauthor"].data["weight"].min() >= 1
     assert data.meta["target"] == "paper" and data.num_classes == 3

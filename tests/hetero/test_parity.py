@@ -16,7 +16,7 @@ type = "gcn"
 hidden = 16
 [train]
 type = "node_classification"
-epochs = 15
+epochs = 10
 """
 
 

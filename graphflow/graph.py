@@ -11,6 +11,14 @@ Conventions for data on the graph (DGL's own names):
 
 Internally nodes are ``0..N-1``; :class:`NodeIds` keeps the original ids (strings or integers)
 so that every exporter can write them back.
+
+A *typed* graph (several node types or several relations) holds a DGL heterograph: the same
+names per node type (``g.nodes[ntype].data["feat"]``, features may differ in width from type
+to type and are absent for featureless types) and per canonical edge type
+(``g.edges[(src_type, relation, dst_type)].data["weight"]``); reverse relations are named
+``rev-<relation>``. ``GraphData.typed_ids`` then keeps the original ids of each node type,
+and ``GraphData.ids`` numbers all nodes together (``0..N-1``). A graph with one node type and
+one relation is always a homogeneous ``GraphData``.
 """
 
 from __future__ import annotations
@@ -88,6 +96,11 @@ class GraphData:
     ``graphs``: for a collection of graphs, the node → graph index and the graph table
     (:class:`~graphflow.graphs.collection.GraphCollection`); ``graph`` is then their
     block-diagonal union. None for a single graph.
+
+    ``typed_ids``: for a typed graph (``graph`` a heterograph with several node types or
+    relations), the original ids of each node type, in the type's internal order; ``ids`` is
+    then ``NodeIds.identity(total nodes)``. None for a homogeneous graph. Build typed graphs
+    with :func:`graphflow.hetero.build.typed_graph`.
     """
 
     graph: dgl.DGLGraph
@@ -96,12 +109,22 @@ class GraphData:
     meta: dict[str, Any] = field(default_factory=dict)
     links: LinkSplit | None = None
     graphs: GraphCollection | None = None
+    typed_ids: dict[str, NodeIds] | None = None
 
     def __post_init__(self) -> None:
         if len(self.ids) != self.graph.num_nodes():
             raise ValueError(
                 f"{len(self.ids)} node ids for a graph of {self.graph.num_nodes()} nodes"
             )
+        if self.typed_ids is not None:
+            ntypes = list(self.graph.ntypes)
+            if sorted(self.typed_ids) != sorted(ntypes):
+                raise ValueError(f"typed_ids name the node types {sorted(self.typed_ids)} but "
+                                 f"the graph has {sorted(ntypes)}")
+            for ntype in ntypes:
+                if len(self.typed_ids[ntype]) != self.graph.num_nodes(ntype):
+                    raise ValueError(f"{len(self.typed_ids[ntype])} node ids for the "
+                                     f"{self.graph.num_nodes(ntype)} nodes of type {ntype!r}")
         if self.graphs is not None and self.graphs.num_nodes != self.graph.num_nodes():
             raise ValueError(f"the graph index covers {self.graphs.num_nodes} nodes but the "
                              f"graph has {self.graph.num_nodes()}")
@@ -123,6 +146,31 @@ class GraphData:
         return from_tables(edges, nodes, **kwargs)
 
     @property
+    def is_typed(self) -> bool:
+        """Whether the graph has more than one node type or more than one relation."""
+        g = self.graph
+        return len(g.ntypes) > 1 or len(g.canonical_etypes) > 1
+
+    @property
+    def labelled_types(self) -> list[str]:
+        """The node types that carry ``label`` (for a homogeneous graph: its one type, or
+        none)."""
+        g = self.graph
+        return [t for t in g.ntypes if "label" in g.nodes[t].data]
+
+    def _label(self) -> torch.Tensor | None:
+        """The labels: those of the graph, or of a typed graph's target type
+        (``meta["target"]``, else its one labelled type)."""
+        g = self.graph
+        if not self.is_typed:
+            return g.ndata.get("label")
+        target = self.meta.get("target")
+        types = [target] if target in g.ntypes else self.labelled_types
+        if len(types) != 1 or "label" not in g.nodes[types[0]].data:
+            return None
+        return g.nodes[types[0]].data["label"]
+
+    @property
     def num_nodes(self) -> int:
         return self.graph.num_nodes()
 
@@ -132,7 +180,7 @@ class GraphData:
 
     @property
     def multilabel(self) -> bool:
-        label = self.graph.ndata.get("label")
+        label = self._label()
         return label is not None and label.dim() == 2
 
     @property
@@ -140,20 +188,32 @@ class GraphData:
         """Classes (or label columns, for multi-label data); None without labels."""
         if "num_classes" in self.meta:
             return int(self.meta["num_classes"])
-        label = self.graph.ndata.get("label")
+        label = self._label()
         if label is None:
             return None
         if label.dim() == 2:
             return int(label.shape[1])
         return int(label.max().item()) + 1 if label.numel() else 0
 
-    def with_graph(self, graph: dgl.DGLGraph, ids: NodeIds | None = None) -> GraphData:
+    def with_graph(self, graph: dgl.DGLGraph, ids: NodeIds | None = None,
+                   typed_ids: dict[str, NodeIds] | None = None) -> GraphData:
         """A copy holding ``graph`` (and ``ids``, when the node set changed).
 
         A link split stays only while the node set does (``ids`` None): its pairs are
         internal node ids. A collection of graphs keeps its index while the node set stays;
         a new node set is refused for a collection (its node → graph index would break).
+        A typed graph keeps its ``typed_ids`` unless new ones are given (with a new node set,
+        ``ids`` is then ``NodeIds.identity`` of the new total).
         """
+        if self.typed_ids is not None or typed_ids is not None:
+            if typed_ids is None and any(graph.num_nodes(t) != self.graph.num_nodes(t)
+                                         for t in self.graph.ntypes):
+                raise DataError("this transform changes the node set of a typed graph without "
+                                "saying which nodes remain; remove it from the pipeline")
+            return GraphData(graph=graph, ids=NodeIds.identity(graph.num_nodes()),
+                             name=self.name, meta=dict(self.meta),
+                             links=self.links if typed_ids is None else None,
+                             typed_ids=dict(self.typed_ids if typed_ids is None else typed_ids))
         if self.graphs is not None and (ids is not None
                                         or graph.num_nodes() != self.graph.num_nodes()):
             raise DataError(f"this transform changes the node set, which a collection of "
@@ -164,7 +224,11 @@ class GraphData:
                          graphs=self.graphs)
 
     def summary(self) -> str:
+        """One line: node and edge counts, features, classes; for a typed graph also the
+        node types with their counts (see :meth:`relations` for the relations)."""
         g = self.graph
+        if self.is_typed:
+            return self._typed_summary()
         parts = [f"{g.num_nodes():,} nodes", f"{g.num_edges():,} edges"]
         if "feat" in g.ndata:
             parts.append(f"{g.ndata['feat'].shape[1]} features")
@@ -173,3 +237,23 @@ class GraphData:
         if self.graphs is not None:
             parts.insert(0, self.graphs.summary())
         return ", ".join(parts)
+
+    def _typed_summary(self) -> str:
+        g = self.graph
+        types = ", ".join(f"{t} {g.num_nodes(t):,}" for t in g.ntypes)
+        parts = [f"{g.num_nodes():,} nodes of {len(g.ntypes)} types ({types})",
+                 f"{g.num_edges():,} edges of {len(g.canonical_etypes)} relations"]
+        featured = [t for t in g.ntypes if "feat" in g.nodes[t].data]
+        if featured:
+            parts.append("features on " + ", ".join(
+                f"{t} ({g.nodes[t].data['feat'].shape[1]})" for t in featured))
+        if self.num_classes is not None:
+            target = self.meta.get("target") or ", ".join(self.labelled_types)
+            parts.append(f"{self.num_classes} {'labels' if self.multilabel else 'classes'} "
+                         f"on {target}")
+        return ", ".join(parts)
+
+    def relations(self) -> list[tuple[tuple[str, str, str], int]]:
+        """Each canonical edge type ``(src_type, relation, dst_type)`` with its edge count."""
+        g = self.graph
+        return [(tuple(c), g.num_edges(c)) for c in g.canonical_etypes]  # type: ignore[misc]

@@ -161,13 +161,8 @@ def make_typed_graph(num_papers: int = 60, seed: int = 0):
     ids = {"paper": NodeIds(n_paper, pa_strings("p", n_paper)),
            "author": NodeIds(n_author, pa_strings("a", n_author)),
            "venue": NodeIds(n_venue, pa_strings("v", n_venue))}
-    data = GraphData(graph=g, ids=NodeIds.identity(g.num_nodes()), name="typed",
-                     meta={"num_classes": 3})
-    try:  # the typed GraphData keeps each type's original ids
-        data.typed_ids = ids
-    except AttributeError:
-        pass
-    return data
+    return GraphData(graph=g, ids=NodeIds.identity(g.num_nodes()), name="typed",
+                     meta={"num_classes": 3}, typed_ids=ids)
 
 
 def pa_strings(prefix: str, n: int):

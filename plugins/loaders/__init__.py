@@ -17,6 +17,7 @@ from graphflow_plugins.loaders.networkx_collection import NetworkxCollectionLoad
 from graphflow_plugins.loaders.parquet import ParquetLoader
 from graphflow_plugins.loaders.partitioned import PartitionedLoader
 from graphflow_plugins.loaders.planetoid import PlanetoidLoader
+from graphflow_plugins.loaders.rdf import RdfLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
 from graphflow_plugins.loaders.table_collection import TableCollectionLoader
 from graphflow_plugins.loaders.tu import TULoader
@@ -26,6 +27,7 @@ from graphflow_plugins.loaders.tu import TULoader
 def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
-                PartitionedLoader, PlanetoidLoader, SyntheticLoader, TULoader, KernelCollectionLoader,
-                DglCollectionLoader, TableCollectionLoader, NetworkxCollectionLoader):
+                PartitionedLoader, PlanetoidLoader, RdfLoader, SyntheticLoader, TULoader,
+                KernelCollectionLoader, DglCollectionLoader, TableCollectionLoader,
+                NetworkxCollectionLoader):
         register(cls)

@@ -226,3 +226,97 @@ class RGCNConv(nn.Module):
         return (f"{self.in_dim}, {self.out_dim}, relations={len(self.relations)}, "
                 f"regularizer={self.regularizer!r}, num_bases={self.num_bases}, "
                 f"norm={self.norm!r}")
+
+
+class RGCNInputConv(nn.Module):
+    r"""The first R-GCN layer of the paper, on raw per-type inputs: featureless types enter as
+    one-hot vectors (:math:`X = I`), so that :math:`x_j W_r` is row :math:`j` of a learned
+    per-relation table.
+
+    .. math::
+        h_i' = \sum_{r = (s, \cdot, t)} \frac{1}{c_{i,r}} \sum_{j \in \mathcal{N}^r(i)}
+        m_r(j) + m_0(i) + b, \qquad m_r(j) = \begin{cases} E_r[j] & s \text{ featureless}
+        \\ x_j W_r & s \text{ has features} \end{cases}
+
+    with :math:`E_r` (n_s, F_out) and :math:`W_r` (F_s, F_out) per relation (widths may differ
+    by type), and the self-connection :math:`m_0` likewise per node type. No weight
+    decomposition (the paper's AIFB and MUTAG setting); activation and dropout are the
+    stack's.
+
+    Args:
+        schema (TypedSchema): types, relations, node counts and input widths.
+        out_dim (int): ``F_out``.
+        norm (str, default ``"right"``): ``"right"`` (mean per relation) or ``"none"``.
+        self_loop (bool, default True), bias (bool, default True).
+
+    Shapes:
+        - input: ``x[t]`` float (num_src[t], F_t), or int64 (num_src[t],) node ids of a
+          featureless type
+        - output: ``out[t]`` (num_dst[t], F_out)
+    """
+
+    def __init__(self, schema, out_dim: int, norm: RGCNNorm = "right", self_loop: bool = True,
+                 bias: bool = True):
+        super().__init__()
+        if norm not in ("right", "none"):
+            raise ConfigError(f'RGCN norm must be "right" or "none", got "{norm}"')
+        self.relations: list[Relation] = [tuple(r) for r in schema.relations]
+        self.ntypes = list(schema.ntypes)
+        self.out_dim, self.norm = out_dim, norm
+
+        def table(t: str) -> nn.Parameter:
+            d = schema.in_dims[t]
+            rows = schema.num_nodes[t] if d is None else d
+            return nn.Parameter(torch.empty(rows, out_dim))
+
+        self.rel_weights = nn.ParameterList(table(s) for s, _, _ in self.relations)
+        self.loop_weights = nn.ParameterList(table(t) for t in self.ntypes) if self_loop \
+            else None
+        self.featureless = {t: schema.in_dims[t] is None for t in self.ntypes}
+        self.bias = nn.Parameter(torch.empty(out_dim)) if bias else None
+        self.reset_parameters()
+
+    def reset_parameters(self) -> None:
+        gain = nn.init.calculate_gain("relu")
+        for w in self.rel_weights:
+            nn.init.xavier_uniform_(w, gain=gain)
+        for w in self.loop_weights or ():
+            nn.init.xavier_uniform_(w, gain=gain)
+        if self.bias is not None:
+            nn.init.zeros_(self.bias)
+
+    def _rows(self, weight: torch.Tensor, t: str, x: torch.Tensor) -> torch.Tensor:
+        """``x W`` for a featured type, the table's rows ``x`` (ids) for a featureless one."""
+        if self.featureless[t]:
+            if x.is_floating_point():
+                raise DataError(f"node type {t!r} was featureless when the model was built but "
+                                f"now has features; rebuild the model")
+            return weight[x]  # (n, F_out): one-hot x times the table
+        return x @ weight
+
+    def forward(self, adj: TypedAdjacency, x: Mapping[str, torch.Tensor]
+                ) -> dict[str, torch.Tensor]:
+        reduce = "mean" if self.norm == "right" else "sum"
+        out: dict[str, torch.Tensor] = {}
+        for rel, w in zip(self.relations, self.rel_weights):
+            s, _, t = rel
+            if rel not in adj.rels or s not in x or adj.num_dst.get(t, 0) == 0:
+                continue
+            part = spmm(adj.rels[rel], self._rows(w, s, x[s]), None, reduce)  # (n_dst, F_out)
+            out[t] = part if t not in out else out[t] + part
+        for i, t in enumerate(self.ntypes):
+            n_dst = adj.num_dst.get(t, 0)
+            if n_dst == 0:
+                continue
+            h = out.get(t)
+            if h is None:
+                h = self.rel_weights[0].new_zeros(n_dst, self.out_dim)
+            if self.loop_weights is not None:
+                h = h + self._rows(self.loop_weights[i], t, x[t][:n_dst])
+            if self.bias is not None:
+                h = h + self.bias
+            out[t] = h
+        return out
+
+    def extra_repr(self) -> str:
+        return f"out_dim={self.out_dim}, relations={len(self.relations)}, norm={self.norm!r}"

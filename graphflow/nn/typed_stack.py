@@ -35,14 +35,15 @@ from graphflow.nn.typed import TypedAdjacency, TypedInput, per_layer
 class TypedStack(nn.Module):
     """Typed input layer, then typed message-passing layers with dropout and activation.
 
-    :param input: the per-type input layer (every type to ``dims[0]``).
+    :param input: the per-type input layer (every type to ``dims[0]``), or None when the
+        first layer takes the raw inputs (:class:`~graphflow.nn.rgcn.RGCNInputConv`).
     :param layers: ``L`` typed layers, layer ``l`` mapping width ``dims[l]`` to ``dims[l+1]``.
     :param dims: ``L + 1`` widths.
     :param activation: after every hidden layer (default ``relu``).
     :param dropout: on the input of every layer (default 0).
     """
 
-    def __init__(self, input: TypedInput, layers: Sequence[nn.Module], dims: Sequence[int], *,
+    def __init__(self, input: TypedInput | None, layers: Sequence[nn.Module], dims: Sequence[int], *,
                  activation: str = "relu", dropout: float = 0.0):
         super().__init__()
         if len(dims) != len(layers) + 1:
@@ -64,7 +65,7 @@ class TypedStack(nn.Module):
 
     def forward(self, adj: TypedAdjacency | Sequence[TypedAdjacency],
                 x: Mapping[str, torch.Tensor]) -> dict[str, torch.Tensor]:
-        h = self.input(x)
+        h = dict(x) if self.input is None else self.input(x)
         for i, a in enumerate(per_layer(adj, self.num_layers)):
             h = self.layer(i, a, h)
         return h
@@ -73,7 +74,8 @@ class TypedStack(nn.Module):
               ) -> dict[str, torch.Tensor]:
         """Layer ``i`` with its input dropout and, for hidden layers, the activation."""
         if self.dropout > 0 and self.training:
-            h = {t: F.dropout(v, self.dropout, True) for t, v in h.items()}
+            h = {t: F.dropout(v, self.dropout, True) if v.is_floating_point() else v
+                 for t, v in h.items()}
         out = self.layers[i](adj, h)
         if i == self.num_layers - 1:
             return out

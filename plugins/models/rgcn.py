@@ -7,7 +7,7 @@ from typing import Any, Literal
 
 from graphflow.components import Model
 from graphflow.errors import ConfigError
-from graphflow.nn.rgcn import RGCNConv
+from graphflow.nn.rgcn import RGCNConv, RGCNInputConv
 from graphflow.nn.typed import TypedSchema
 from graphflow.nn.typed_stack import TypedStack
 from graphflow.options import option
@@ -27,6 +27,12 @@ class RGCNOptions(TypedStackOptions):
     rgcn_norm: Literal["right", "none"] = option(
         "right", "right: mean over each node's in-neighbours per relation (the paper's "
                  "1/c_{i,r}); none: sum.")
+
+    onehot_input: bool = option(
+        False, "The paper's first layer on raw inputs: featureless node types as one-hot "
+               "vectors (a learned row per node and relation) and featured types through "
+               "per-relation weights, instead of an input embedding or projection; that layer "
+               "has no decomposition.")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -62,13 +68,17 @@ class RGCNModel(Model):
         o = self.options
         dims = o.dims(out_dim)
         bases = o.num_bases or len(schema.relations)
-        layers = []
-        for i in range(len(dims) - 1):
+        layers: list = []
+        if o.onehot_input:
+            layers.append(RGCNInputConv(schema, dims[1], norm=o.rgcn_norm,
+                                        self_loop=o.self_loop, bias=o.bias))
+        for i in range(1 if o.onehot_input else 0, len(dims) - 1):
             regularizer = o.regularizer
             if regularizer == "bdd" and i == len(dims) - 2 and dims[i + 1] % bases:
                 regularizer = "basis"  # blocks cannot split the class scores
             layers.append(RGCNConv(dims[i], dims[i + 1], schema.relations,
                                    regularizer=regularizer, num_bases=o.num_bases or None,
                                    norm=o.rgcn_norm, self_loop=o.self_loop, bias=o.bias))
-        return TypedStack(o.typed_input(schema, dims[0]), layers, dims,
+        first = None if o.onehot_input else o.typed_input(schema, dims[0])
+        return TypedStack(first, layers, dims,
                           activation=o.activation, dropout=o.dropout)

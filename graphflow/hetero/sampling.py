@@ -22,7 +22,8 @@ from graphflow.compat.dgl import dgl
 from graphflow.errors import ConfigError
 from graphflow.nn.typed import Relation, TypedAdjacency
 from graphflow.sampling.csc import CSCGraph
-from graphflow.sampling.per_row import sample_rows
+from graphflow.sampling.per_row import flat_nonzero, sample_rows
+from graphflow.sampling.relabel import SCAN_RATIO
 from graphflow.sparse import Adjacency
 
 Fanout = int | Mapping[str, int]
@@ -132,10 +133,16 @@ class TypedNeighborGraph:
         """``cat(dst, new)`` with ``new`` the sorted ids of ``nbr`` not in ``dst``; leaves the
         type's table mapping each of them to its position."""
         flags, table = self._flags[t], self._table[t]
-        cand = torch.unique(nbr)  # (u,) sorted
-        flags.index_fill_(0, dst, True)
-        new = cand[~flags.index_select(0, cand)]  # (n_new,)
-        flags.index_fill_(0, dst, False)
+        if nbr.shape[0] * SCAN_RATIO < flags.shape[0]:  # few ids: sort them
+            cand = torch.unique(nbr)  # (u,) sorted
+            flags.index_fill_(0, dst, True)
+            new = cand[~flags.index_select(0, cand)]  # (n_new,)
+            flags.index_fill_(0, dst, False)
+        else:  # many: mark them and scan the type's flags (no sort)
+            flags.index_fill_(0, nbr, True)
+            flags.index_fill_(0, dst, False)
+            new = flat_nonzero(flags)  # (n_new,) sorted
+            flags.index_fill_(0, new, False)
         nodes = torch.cat([dst, new])  # (n_src,)
         table.index_copy_(0, nodes, torch.arange(nodes.shape[0]))
         return nodes

@@ -3,6 +3,8 @@
 * ``host``: a fresh plugin host (entry points loaded, nothing global).
 * ``tiny_graph``: a hand-built 6-node graph with features, labels, masks and a node with no
   in-edges, as a :class:`~graphflow.graph.GraphData`.
+* ``typed_graph``: a small typed graph (papers, authors, featureless venues) with labels on
+  one type, as a typed :class:`~graphflow.graph.GraphData` (:func:`make_typed_graph`).
 * ``shared_data``: ``shared_data("mutag")`` -> the folder of a shared data set (``planetoid``,
   ``mutag``, ``aifb``, ...); skips the test, naming the folder and the variable to set, when the
   folder or its files are absent. The same check is the plain function :func:`shared_data`.
@@ -124,6 +126,54 @@ def make_tiny_graph():
 @pytest.fixture
 def tiny_graph():
     return make_tiny_graph()
+
+
+def make_typed_graph(num_papers: int = 60, seed: int = 0):
+    """A small typed graph: ``paper`` (5 features, 3 classes, masks), ``author`` (3 features)
+    and featureless ``venue`` nodes; relations ``writes``/``rev-writes``, ``cites`` and
+    ``in``/``rev-in``. A paper's class is its venue's class, so structure predicts labels."""
+    from graphflow.compat.dgl import dgl
+    from graphflow.graph import GraphData, NodeIds
+
+    gen = torch.Generator().manual_seed(seed)
+    n_paper, n_author, n_venue = num_papers, num_papers // 2, 6
+    venue = torch.randint(0, n_venue, (n_paper,), generator=gen)  # (P,)
+    label = venue % 3
+    writer = torch.randint(0, n_author, (2 * n_paper,), generator=gen)
+    written = torch.arange(2 * n_paper) % n_paper
+    cite_src = torch.randint(0, n_paper, (3 * n_paper,), generator=gen)
+    cite_dst = torch.randint(0, n_paper, (3 * n_paper,), generator=gen)
+    papers = torch.arange(n_paper)
+    g = dgl.heterograph({
+        ("author", "writes", "paper"): (writer, written),
+        ("paper", "rev-writes", "author"): (written, writer),
+        ("paper", "cites", "paper"): (cite_src, cite_dst),
+        ("paper", "in", "venue"): (papers, venue),
+        ("venue", "rev-in", "paper"): (venue, papers),
+    }, num_nodes_dict={"paper": n_paper, "author": n_author, "venue": n_venue})
+    g.nodes["paper"].data["feat"] = torch.randn(n_paper, 5, generator=gen)
+    g.nodes["author"].data["feat"] = torch.randn(n_author, 3, generator=gen)
+    g.nodes["paper"].data["label"] = label
+    split = torch.arange(n_paper) % 5
+    g.nodes["paper"].data["train_mask"] = split < 3
+    g.nodes["paper"].data["val_mask"] = split == 3
+    g.nodes["paper"].data["test_mask"] = split == 4
+    ids = {"paper": NodeIds(n_paper, pa_strings("p", n_paper)),
+           "author": NodeIds(n_author, pa_strings("a", n_author)),
+           "venue": NodeIds(n_venue, pa_strings("v", n_venue))}
+    return GraphData(graph=g, ids=NodeIds.identity(g.num_nodes()), name="typed",
+                     meta={"num_classes": 3}, typed_ids=ids)
+
+
+def pa_strings(prefix: str, n: int):
+    import pyarrow as pa
+
+    return pa.array([f"{prefix}{i}" for i in range(n)])
+
+
+@pytest.fixture
+def typed_graph():
+    return make_typed_graph()
 
 
 @pytest.fixture

@@ -51,10 +51,23 @@ def graph_level(ctx: RunContext) -> bool:
         and ctx.data.graphs is not None
 
 
+def typed_rows(ctx: RunContext) -> str | None:
+    """The node type whose nodes the artifacts cover (a task on a typed graph), or None."""
+    info = ctx.artifacts.model_info or {}
+    ntype = info.get("node_type")
+    data = ctx.data
+    return ntype if ntype is not None and data is not None and data.typed_ids is not None \
+        else None
+
+
 def artifact_ids(ctx: RunContext, original: bool) -> pa.Array:
-    """The id column of an artifact table: graph ids for graph-level artifacts, else node
-    ids."""
+    """The id column of an artifact table: graph ids for graph-level artifacts, the target
+    type's ids for a task on a typed graph, else node ids."""
     data = ctx.graph()
+    ntype = typed_rows(ctx)
+    if ntype is not None:
+        ids = data.typed_ids[ntype]
+        return ids.to_arrow() if original else pa.array(np.arange(len(ids), dtype=np.int64))
     if not graph_level(ctx):
         return node_ids(data, original)
     graphs = data.graphs
@@ -99,7 +112,8 @@ def node_artifact(ctx: RunContext, what: str) -> torch.Tensor:
             raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but "
                               f"the collection has {g} graphs")
         return tensor
-    n = ctx.graph().num_nodes
+    ntype = typed_rows(ctx)
+    n = ctx.graph().graph.num_nodes(ntype) if ntype is not None else ctx.graph().num_nodes
     if tensor.shape[0] != n:
         raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but the "
                           f"graph has {n} nodes; the task that made it must return one row per "

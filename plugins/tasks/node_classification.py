@@ -13,6 +13,7 @@ from graphflow.context import RunContext
 from graphflow.distributed.ddp import ShardedMiniBatches, wrap
 from graphflow.distributed.dist_train import DistMiniBatches, remote_features
 from graphflow.options import option
+from graphflow.nn.typed import TypedAdjacency
 from graphflow.sparse import Adjacency
 from graphflow.pruning.two_four import hold_masks, masked_layers
 from graphflow.train import finite
@@ -20,6 +21,7 @@ from graphflow.train.inputs import Targets, node_targets
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
 from graphflow.train.restore import restore_model
 from graphflow.train.task import SupervisedOptions, SupervisedTask
+from graphflow.train import typed_node
 
 
 @dataclass
@@ -35,6 +37,9 @@ class NodeClassificationOptions(SupervisedOptions):
         None, 'Start from the model in this file (a pt export with what = "model") instead of '
               "fresh weights; its [model] type and options, features and classes must match. "
               "With epochs = 0 the stage only predicts. 2:4 masks in it stay fixed.")
+    target: str | None = option(
+        None, "On a typed graph: the node type to classify (default: the one node type with "
+              "labels). Predictions, logits and metrics then cover that type's nodes.")
 
 
 class NodeClassification(SupervisedTask):
@@ -49,6 +54,12 @@ class NodeClassification(SupervisedTask):
     Single-label targets (int64 class ids) train with cross-entropy; multi-label targets
     (float (N, C) 0/1) with one-vs-rest binary cross-entropy, picking the best model by
     validation micro-F1.
+
+    On a typed graph (several node types or relations) the ``[model]`` must be a typed one
+    (``rgcn``, ``hetero``); the task trains on the ``target`` type's labelled nodes, every
+    type's features (or learned embeddings for featureless types) feeding the model, and the
+    ``[sample]`` section, if any, must be a typed sampler (``typed_neighbor``). Exports then
+    hold one row per node of the target type, with that type's original ids.
 
     Results: ``train_acc``, ``val_acc``, ``test_acc`` and ``*_f1_macro`` (``*_f1_micro`` for
     multi-label) in the run's metrics; per-epoch ``loss``, ``train_acc``, ``val_loss``,
@@ -67,7 +78,11 @@ class NodeClassification(SupervisedTask):
         """The ``[model]`` built for the features and classes (restored from
         ``restore_model`` when set)."""
         targets, x = self._inputs(ctx)
-        model = self.require_model(ctx).build(x.shape[1], targets.num_classes)
+        if isinstance(x, dict):
+            model = typed_node.build_typed_model(self.require_model(ctx), ctx.graph(), x,
+                                                 targets.num_classes, ctx.host.registry)
+        else:
+            model = self.require_model(ctx).build(x.shape[1], targets.num_classes)
         if self.options.restore_model is not None:
             restore_model(model, self.options.restore_model, self._meta(ctx, x, targets))
         return model
@@ -119,8 +134,11 @@ class NodeClassification(SupervisedTask):
             if release is not None:
                 release()
         ctx.world.check_replicas(section, model)
+        info = {**meta, "section": section}
+        if isinstance(x, dict):
+            info["node_type"] = self._target(ctx)
         return self._finish(ctx, model, runner.logits().cpu(), objective, targets, best.epoch,
-                            {**meta, "section": section})
+                            info)
 
     def inference(self, ctx: RunContext, model: torch.nn.Module) -> Callable[[], torch.Tensor]:
         """A function computing ``model``'s (N, C) logits on ``ctx.device`` as :meth:`fit`
@@ -132,19 +150,35 @@ class NodeClassification(SupervisedTask):
         generator = self.generator(ctx)
         return self._make_runner(ctx, model, stepper, objective, x, targets, generator).logits
 
-    def _inputs(self, ctx: RunContext) -> tuple[Targets, torch.Tensor]:
-        targets = node_targets(ctx.graph())
+    def _target(self, ctx: RunContext) -> str:
+        return typed_node.target_type(ctx.graph(), self.options.target)
+
+    def _inputs(self, ctx: RunContext) -> tuple[Targets, Any]:
+        data = ctx.graph()
+        if typed_node.is_typed(data):
+            # (targets of the target type, per-type features: featureless types left out)
+            return typed_node.typed_targets(data, self._target(ctx)), \
+                typed_node.typed_features(data)
+        if self.options.target is not None:
+            ctx.info(f"[{ctx.section}] warning: target = {self.options.target!r} is ignored: "
+                     f"the graph has one node type")
+        targets = node_targets(data)
         if getattr(ctx.sampler, "remote", False):  # graphflow launch: features on DistDGL
             return targets, remote_features(ctx.sampler_graph, self.options, ctx.section)
         return targets, self.node_features(ctx)  # (N, F)
 
-    def _meta(self, ctx: RunContext, x: torch.Tensor, targets: Targets) -> dict[str, Any]:
+    def _meta(self, ctx: RunContext, x: Any, targets: Targets) -> dict[str, Any]:
+        if isinstance(x, dict):  # typed: the width of each featured type
+            return self.meta(ctx, in_dim={t: int(v.shape[1]) for t, v in x.items()},
+                             classes=targets.num_classes, target=self._target(ctx))
         return self.meta(ctx, in_dim=int(x.shape[1]), classes=targets.num_classes)
 
     def _make_runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
                      objective: Objective, x: torch.Tensor, targets: Targets,
                      generator: torch.Generator) -> FullBatch | MiniBatches:
         o = self.options
+        if isinstance(x, dict):
+            return self._typed_runner(ctx, model, stepper, objective, x, targets, generator)
         adj = Adjacency.from_graph(ctx.graph().graph, weight="weight" if o.edge_weights else None)
         feats = self.model_input(ctx, x)  # dense unless accepts_sparse
         return self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
@@ -172,6 +206,22 @@ class NodeClassification(SupervisedTask):
                        inference_batch_size=self.inference_batch_size(ctx),
                        edge_values=ctx.graph().graph.edata["weight"] if o.edge_weights
                        else None, progress=progress, workers=self.workers(ctx))
+
+    def _typed_runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
+                      objective: Objective, feats: dict[str, torch.Tensor], targets: Targets,
+                      generator: torch.Generator) -> Any:
+        data = ctx.graph()
+        adj = TypedAdjacency.from_graph(data.graph,
+                                        weight="weight" if self.options.edge_weights else None)
+        x = typed_node.model_inputs(data, feats)
+        target = self._target(ctx)
+        if ctx.sampler is None:
+            return typed_node.TypedFullBatch(model, stepper, objective, adj, x, target,
+                                             targets.labels, targets.splits["train"])
+        return typed_node.TypedMiniBatches(model, stepper, objective, adj, x, target,
+                                           targets.labels, targets.splits["train"],
+                                           sampler=ctx.sampler, graph=ctx.sampler_graph,
+                                           generator=generator, progress=ctx.progress)
 
     def _scaler(self, ctx: RunContext) -> torch.amp.GradScaler | None:
         if not self.options.amp:

@@ -1,0 +1,157 @@
+"""Typed neighbour sampling: per-layer typed blocks grown from seeds of one node type.
+
+For each layer, from the output side, every relation ``(s, r, t)`` whose destination type ``t``
+has frontier nodes draws up to ``fanout(layer, r)`` of each frontier node's in-edges of that
+relation, uniformly without replacement (all of them for ``-1``), vectorised over the
+frontier with graphflow's sampler kernels (:func:`graphflow.sampling.per_row.sample_rows` on
+one in-edge CSC per relation). The block's source nodes of each type are its destination nodes
+of that type followed by the newly reached ones (DGL's ``to_block`` convention), and each
+relation becomes one :class:`~graphflow.sparse.Adjacency` in a
+:class:`~graphflow.nn.typed.TypedAdjacency`. The next layer's frontier is this block's source
+nodes. The loop runs over layers and relations, never over nodes or edges.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+import torch
+
+from graphflow.compat.dgl import dgl
+from graphflow.errors import ConfigError
+from graphflow.nn.typed import Relation, TypedAdjacency
+from graphflow.sampling.csc import CSCGraph
+from graphflow.sampling.per_row import flat_nonzero, sample_rows
+from graphflow.sampling.relabel import SCAN_RATIO
+from graphflow.sparse import Adjacency
+
+Fanout = int | Mapping[str, int]
+
+
+@dataclass
+class TypedMiniBatch:
+    """One sampled batch.
+
+    :ivar seeds: int64 (B,) seed ids within the target type.
+    :ivar input_nodes: per node type, int64 ids (within the type) of the first layer's
+        source nodes.
+    :ivar adjs: one :class:`TypedAdjacency` per layer, input side first.
+    :ivar src_nodes: per layer (input side first), per node type, the ids of the block's
+        source nodes (its destinations are the first ``adjs[i].num_dst[t]``).
+    """
+
+    seeds: torch.Tensor
+    input_nodes: dict[str, torch.Tensor]
+    adjs: list[TypedAdjacency]
+    src_nodes: list[dict[str, torch.Tensor]]
+
+
+def relation_fanouts(fanouts: Sequence[Fanout], relations: Sequence[Relation],
+                     default: int = -1) -> list[dict[Relation, int]]:
+    """Each layer's fanout per canonical relation. A layer's fanout is an int (every relation)
+    or a table ``{relation name: fanout}`` (relations left out take ``default``; a name may
+    also be written ``"src:relation:dst"``). An unknown name is a ``ConfigError`` listing the
+    relations."""
+    names = {r[1] for r in relations} | {":".join(r) for r in relations}
+    out = []
+    for i, f in enumerate(fanouts):
+        if isinstance(f, int):
+            out.append({r: f for r in relations})
+            continue
+        unknown = sorted(set(f) - names)
+        if unknown:
+            raise ConfigError(f"[sample] fanouts[{i}]: relation {unknown[0]!r} is not in the "
+                              f"graph; relations: {', '.join(sorted({r[1] for r in relations}))}")
+        out.append({r: int(f.get(":".join(r), f.get(r[1], default))) for r in relations})
+    return out
+
+
+class TypedNeighborGraph:
+    """What typed sampling reads: one in-edge CSC per relation (built once), node counts, and
+    one relabelling table per node type."""
+
+    def __init__(self, g: dgl.DGLGraph):
+        self.relations: list[Relation] = list(g.canonical_etypes)
+        self.num_nodes = {t: g.num_nodes(t) for t in g.ntypes}
+        self.csc: dict[Relation, CSCGraph] = {}
+        for rel in self.relations:
+            src, dst, eid = g.edges(form="all", etype=rel)
+            order = torch.sort(dst, stable=True).indices  # (E_r,) grouped by destination
+            counts = torch.bincount(dst, minlength=self.num_nodes[rel[2]])
+            indptr = torch.zeros(self.num_nodes[rel[2]] + 1, dtype=torch.int64)
+            torch.cumsum(counts, 0, out=indptr[1:])
+            self.csc[rel] = CSCGraph(indptr, src[order], eid[order])
+        # (n_t,) global -> local id of the block being built; every entry read is written first
+        self._table = {t: torch.empty(n, dtype=torch.int64) for t, n in self.num_nodes.items()}
+        self._flags = {t: torch.zeros(n, dtype=torch.bool) for t, n in self.num_nodes.items()}
+
+    def sample_blocks(self, target: str, seeds: torch.Tensor,
+                      fanouts: Sequence[Mapping[Relation, int]],
+                      generator: torch.Generator | None = None) -> TypedMiniBatch:
+        """The blocks of ``len(fanouts)`` layers (``fanouts[0]``: the input-side layer) around
+        ``seeds`` (int64 ids of ``target`` nodes)."""
+        dst: dict[str, torch.Tensor] = {target: seeds}
+        adjs: list[TypedAdjacency] = []
+        layer_nodes: list[dict[str, torch.Tensor]] = []
+        for fanout in reversed(fanouts):
+            picked: dict[Relation, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+            reached: dict[str, list[torch.Tensor]] = {}
+            for rel in self.relations:
+                d = dst.get(rel[2])
+                k = fanout[rel]
+                if d is None or d.numel() == 0 or k == 0:
+                    continue
+                csc = self.csc[rel]
+                indptr, pos = sample_rows(csc, d, k, replace=False, generator=generator)
+                nbr, eids = csc.gather(pos)  # (nnz,) source ids in the source type, edge ids
+                picked[rel] = (indptr, nbr, eids)
+                reached.setdefault(rel[0], []).append(nbr)
+            src: dict[str, torch.Tensor] = {}
+            for t in self.num_nodes:
+                d = dst.get(t)
+                nbrs = reached.get(t)
+                if d is None and nbrs is None:
+                    continue
+                d = d if d is not None else torch.zeros(0, dtype=torch.int64)
+                src[t] = self._relabel(t, d, torch.cat(nbrs) if nbrs else d[:0])
+            rels = {}
+            for rel, (indptr, nbr, eids) in picked.items():
+                s, _, t = rel
+                local = self._table[s].index_select(0, nbr) if nbr.numel() else nbr
+                # the table holds the ids of this block's type-s sources: set by _relabel(s)
+                rels[rel] = Adjacency(indptr, local, eids, src[s].shape[0], dst[rel[2]].shape[0])
+            adjs.append(TypedAdjacency(rels, {t: v.shape[0] for t, v in src.items()},
+                                       {t: dst[t].shape[0] if t in dst else 0 for t in src}))
+            layer_nodes.append(src)
+            dst = src
+        adjs.reverse()
+        layer_nodes.reverse()
+        return TypedMiniBatch(seeds=seeds, input_nodes=dst, adjs=adjs, src_nodes=layer_nodes)
+
+    def _relabel(self, t: str, dst: torch.Tensor, nbr: torch.Tensor) -> torch.Tensor:
+        """``cat(dst, new)`` with ``new`` the sorted ids of ``nbr`` not in ``dst``; leaves the
+        type's table mapping each of them to its position."""
+        flags, table = self._flags[t], self._table[t]
+        if nbr.shape[0] * SCAN_RATIO < flags.shape[0]:  # few ids: sort them
+            cand = torch.unique(nbr)  # (u,) sorted
+            flags.index_fill_(0, dst, True)
+            new = cand[~flags.index_select(0, cand)]  # (n_new,)
+            flags.index_fill_(0, dst, False)
+        else:  # many: mark them and scan the type's flags (no sort)
+            flags.index_fill_(0, nbr, True)
+            flags.index_fill_(0, dst, False)
+            new = flat_nonzero(flags)  # (n_new,) sorted
+            flags.index_fill_(0, new, False)
+        nodes = torch.cat([dst, new])  # (n_src,)
+        table.index_copy_(0, nodes, torch.arange(nodes.shape[0]))
+        return nodes
+
+    def iterate(self, target: str, seeds: torch.Tensor, fanouts: Sequence[Mapping[Relation, int]],
+                batch_size: int, generator: torch.Generator,
+                shuffle: bool = True) -> Iterator[TypedMiniBatch]:
+        """Batches of ``batch_size`` seeds (shuffled with ``generator``) and their blocks."""
+        order = torch.randperm(seeds.shape[0], generator=generator) if shuffle \
+            else torch.arange(seeds.shape[0])
+        for batch in seeds[order].split(batch_size):
+            yield self.sample_blocks(target, batch, fanouts, generator)

@@ -179,6 +179,13 @@ class SupervisedTask(Task):
 
         info = ctx.artifacts.model_info or {}
         in_dim = info.get("in_dim")
+        if isinstance(in_dim, dict) or (ctx.data is not None and ctx.data.is_typed):
+            # a typed graph's model takes one width per node type: bundles hold one-type
+            # models for now (docs/inference.md)
+            ctx.info(f"{self.name}: no model bundle for a model of a typed graph (bundles "
+                     f"cover models of graphs with one node type); the weights are in the "
+                     f"run's checkpoint and the pt exporter")
+            return
         if in_dim is None:
             in_dim = int(self.node_features(ctx).shape[1])
         write_bundle(ctx, self, int(in_dim))

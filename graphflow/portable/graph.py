@@ -1,5 +1,6 @@
 r"""The graph a portable model reads: raw edge lists, turned into per-edge factors with
-operations every runtime has (``index_select``, ``scatter_add``, ``rsqrt``).
+operations every runtime has (``index_select``, ``scatter_add``, ``rsqrt``), and the one
+aggregation of messages along edges that every twin uses (:func:`aggregate`).
 
 A layer's graph arrives as ``src`` (E,) int64, ``dst`` (E,) int64 and ``weight`` (E,) float32:
 edge ``k`` sends row ``src[k]`` of the layer's input to destination row ``dst[k]`` with value
@@ -102,21 +103,41 @@ def gather(h: Tensor, rows: Tensor) -> Tensor:
 def aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
     r"""``out_i = sum_k values_k h_{src_k}`` over the edges ``k`` into ``i``.
 
-    In an ONNX export: ``index_select`` of the source rows, times the values, then
-    ``scatter_add`` into the destination rows (Gather, Mul, ScatterElements with reduction
-    add). In torch and TorchScript: one product with the (num_dst, num_src) sparse COO matrix
-    of the edges (``torch.sparse.mm``, duplicates summed), several times faster on the CPU.
+    In torch and TorchScript: one product with the (num_dst, num_src) sparse COO matrix of the
+    edges (``torch.sparse.mm``, duplicates summed). In an ONNX export, a segment sum that
+    ONNX Runtime runs fast (:func:`_segment_aggregate`).
 
     :param h: (num_src, F). :param values: (E',) per-edge factors.
     :returns: (num_dst, F).
     """
     if not torch.jit.is_scripting():
         if torch.onnx.is_in_onnx_export():
-            return _scatter_aggregate(h, g, values)
+            return _segment_aggregate(h, g, values)
         return _sparse_aggregate(h, g, values, check=False)
     adj = torch.sparse_coo_tensor(torch.stack([g.dst, g.src]), values,
                                   [g.dst_rows.shape[0], h.shape[0]])  # (num_dst, num_src)
     return torch.sparse.mm(adj, h)
+
+
+@torch.jit.unused
+def _segment_aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
+    """The ONNX form of :func:`aggregate`: the messages sorted by destination (TopK), their
+    running sum in float64 (CumSum), and each destination's sum as the difference of the
+    running sums at its segment's ends.
+
+    ONNX Runtime 1.32 runs ScatterElements with ``reduction="add"`` element by element, about
+    6x slower than this on a 200k-edge graph; its ScatterND with ``reduction="add"`` is fast
+    but loses updates to repeated indices with more than one thread. In float64 the
+    differences lose nothing that float32 results would show.
+    """
+    order = torch.sort(g.dst)[1]  # (E',) edges grouped by destination
+    messages = gather(h, gather(g.src, order)) * gather(values, order).unsqueeze(1)
+    running = messages.double().cumsum(0)  # (E', F)
+    running = torch.cat([torch.zeros_like(running[:1]), running])  # (E' + 1, F)
+    counts = torch.zeros_like(g.dst_rows).scatter_add(0, g.dst, torch.ones_like(g.dst))
+    ends = torch.cat([torch.zeros_like(counts[:1]), counts.cumsum(0)])  # (num_dst + 1,)
+    out = gather(running, ends[1:]) - gather(running, ends[:-1])  # (num_dst, F)
+    return out.to(h.dtype)
 
 
 @torch.jit.unused
@@ -127,8 +148,3 @@ def _sparse_aggregate(h: Tensor, g: Edges, values: Tensor, check: bool) -> Tenso
     return torch.sparse.mm(adj, h)
 
 
-@torch.jit.unused
-def _scatter_aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
-    messages = gather(h, g.src) * values.unsqueeze(1)  # (E', F)
-    out = torch.zeros_like(gather(h, g.dst_rows))  # (num_dst, F)
-    return out.scatter_add(0, g.dst.unsqueeze(1).expand_as(messages), messages)

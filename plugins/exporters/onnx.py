@@ -37,9 +37,9 @@ class OnnxExporter(Exporter):
     """The trained model's portable twin as an ONNX graph, plus a JSON sidecar
     ``<file>.json`` with its inputs, output and the preprocessing it expects.
 
-    The message passing is Gather + ScatterElements (reduction add); self-loops and degree
-    normalisation are computed inside from the raw edges (docs/inference.md). Node and edge
-    counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export; another
+    The message passing is standard ONNX (Gather, TopK, CumSum, ScatterElements); self-loops
+    and degree normalisation are computed inside from the raw edges (docs/inference.md). Node
+    and edge counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export; another
     model stops the export with one line naming its part, and nothing is written.
     """
 

@@ -4,7 +4,7 @@ or DGL (docs/inference.md, "Portable exports").
 * :func:`export_onnx`, :func:`export_torchscript`: write a trained
   :class:`~graphflow.nn.stack.GNNStack` and its JSON sidecar;
 * :func:`portable_model`: the eval-mode twin they export, an ``nn.Module`` whose message
-  passing is ``index_select`` + ``scatter_add`` (:mod:`graphflow.portable.graph`);
+  passing is written in operations TorchScript and ONNX have (:mod:`graphflow.portable.graph`);
 * :func:`register_twin`: make a third-party layer exportable;
 * :mod:`graphflow.portable.inputs`: the exported model's inputs from an
   :class:`~graphflow.sparse.Adjacency` or from sampled blocks.

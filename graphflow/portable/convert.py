@@ -61,9 +61,10 @@ def portable_model(model: nn.Module, inputs: Inputs = "full") -> FullGraphModel 
     if inputs not in INPUTS:
         raise ConfigError(f'inputs must be "full" or "block", got "{inputs}"')
     if not isinstance(model, GNNStack):
-        raise Unsupported(f"{_describe(model, 'the model')} has no portable form: only "
-                          f"graphflow layer stacks (graphflow.nn.stack.GNNStack, the models of "
-                          f"[model] gcn, sage, gat, gin, sgc) have a portable form; {FALLBACK}")
+        raise Unsupported(f"{_describe(model, 'the model')} has no portable form: only the "
+                          f"node-level layer stacks of [model] gcn, sage, gat, gin and sgc "
+                          f"(graphflow.nn.stack.GNNStack, as node_classification trains "
+                          f"them) export; {FALLBACK}")
     layers = [_twin(layer, f"layers.{i}", inputs)
               for i, layer in enumerate(model.layers)]
     last = model.num_layers - 1

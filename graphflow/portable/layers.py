@@ -3,7 +3,7 @@ r"""Portable twins of graphflow's message-passing layers.
 Each twin computes its layer's eval-mode output with the trained layer's own parameters
 (copied, never retrained) and the same math, but its message passing is written with
 :func:`graphflow.portable.graph.aggregate` (``index_select`` on source rows times per-edge
-values, ``scatter_add`` into destination rows) instead of graphflow's CSR kernels, so that
+values, summed into destination rows) instead of graphflow's CSR kernels, so that
 TorchScript and ONNX runtimes can run it. Every twin has one signature,
 ``forward(h, g) -> out``: ``h`` (num_src, F_in) and the layer's
 :class:`~graphflow.portable.graph.Edges` to (num_dst, F_out).

@@ -1,10 +1,11 @@
 """``export_onnx``: a trained model as an ONNX file that ``onnxruntime`` runs, without
 graphflow, DGL or torch.
 
-The message passing becomes Gather (``index_select``), Mul and ScatterElements with
-``reduction="add"`` (``scatter_add``, opset 16 and later); GAT's per-destination softmax
-maximum is ScatterElements with ``reduction="max"`` (opset 18). Node and edge counts are
-dynamic axes; feature widths are fixed.
+Degrees become ScatterElements with ``reduction="add"`` (``scatter_add``, opset 16 and
+later); the sums of messages a segment sum (TopK, Gather, CumSum: see
+:func:`graphflow.portable.graph.aggregate`); GAT's per-destination softmax maximum is
+ScatterElements with ``reduction="max"`` (opset 18). Node and edge counts are dynamic axes;
+feature widths are fixed.
 """
 
 from __future__ import annotations

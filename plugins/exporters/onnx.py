@@ -9,7 +9,6 @@ from typing import Literal
 
 from graphflow.components import Exporter, What
 from graphflow.context import RunContext
-from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.portable.signature import edge_weights_used, weight_note
 from graphflow.portable import export_onnx
@@ -29,7 +28,7 @@ class OnnxExportOptions:
 
     def __post_init__(self) -> None:
         if not MIN_OPSET <= self.opset <= MAX_OPSET:
-            raise ConfigError(f"opset must lie in {MIN_OPSET}..{MAX_OPSET} (scatter_add needs "
+            raise ValueError(f"opset must lie in {MIN_OPSET}..{MAX_OPSET} (scatter_add needs "
                               f"ScatterElements with a reduction, opset 16), got {self.opset}")
 
 
@@ -37,9 +36,9 @@ class OnnxExporter(Exporter):
     """The trained model's portable twin as an ONNX graph, plus a JSON sidecar
     ``<file>.json`` with its inputs, output and the preprocessing it expects.
 
-    The message passing is Gather + ScatterElements (reduction add); self-loops and degree
-    normalisation are computed inside from the raw edges (docs/inference.md). Node and edge
-    counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export; another
+    The message passing is standard ONNX (Gather, TopK, CumSum, ScatterElements); self-loops
+    and degree normalisation are computed inside from the raw edges (docs/inference.md). Node
+    and edge counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export; another
     model stops the export with one line naming its part, and nothing is written.
     """
 

@@ -28,7 +28,7 @@ class TorchScriptExporter(Exporter):
     """The trained model's portable twin, scripted (``torch.jit.script``), plus a JSON sidecar
     ``<file>.json`` with its inputs, output and the preprocessing it expects.
 
-    The message passing is ``index_select`` + ``scatter_add``; self-loops and degree
+    The message passing is a sparse COO product (``torch.sparse.mm``); self-loops and degree
     normalisation are computed inside from the raw edges (docs/inference.md). Models of
     ``[model]`` gcn, sage, gin, sgc and gat export; another model stops the export with one
     line naming its part, and nothing is written.

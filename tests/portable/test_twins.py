@@ -80,3 +80,16 @@ def test_full_inputs_of_an_adjacency():
     with torch.no_grad():
         expected = model(adj, x)
     assert (portable_model(model)(*full_inputs(adj, x)) - expected).abs().max() < 1e-5
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # torch.jit.script's notice
+@pytest.mark.parametrize("scripted", [False, True])
+def test_ids_out_of_range_raise(scripted):
+    model = portable_model(build("gcn"))
+    if scripted:
+        model = torch.jit.script(model)
+    x, src, dst, weight = graph()
+    bad = src.clone()
+    bad[3] = x.shape[0]
+    with pytest.raises(Exception, match=r"src holds ids outside \[0, 9\)"):
+        model(x, bad, dst, weight)

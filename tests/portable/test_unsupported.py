@@ -180,3 +180,13 @@ def test_cli_exits_1_with_one_line(cli, tmp_path):
     assert "[export.0] torchscript: cannot export the model to TorchScript: layers.0 (SGConv " \
            "with k = 2) has no block form" in lines[0]
     assert not (tmp_path / "out").exists()
+
+
+def test_validate_names_the_section_of_a_bad_opset(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(PIPELINE.replace('type = "meanconv"', 'type = "gcn"')
+                    .replace('type = "onnx"', 'type = "onnx"\nopset = 12'))
+    code, _, err = cli("validate", path)
+    assert code == 1
+    assert err.strip().endswith("[export.0] onnx: opset must lie in 16..20 (scatter_add needs "
+                                "ScatterElements with a reduction, opset 16), got 12")

@@ -92,6 +92,85 @@ def test_exports_match_the_runs_logits_outside_graphflow(cora_run, tmp_path):
         assert (got - expected).abs().max().item() < 1e-4
 
 
+SAGE_PIPELINE = """
+[pipeline]
+name = "cora_sage_portable"
+seed = 0
+[load]
+type = "planetoid"
+name = "cora"
+root = "{root}"
+download = false
+[sample]
+type = "neighbor"
+fanouts = [5, 5]
+batch_size = 256
+[model]
+type = "sage"
+hidden = 32
+[train]
+type = "node_classification"
+epochs = 2
+[[export]]
+type = "onnx"
+inputs = "block"
+path = "run/sage_block.onnx"
+[[export]]
+type = "torchscript"
+path = "run/sage_full.pt"
+[[export]]
+type = "pt"
+what = "model"
+[[export]]
+type = "npy"
+what = "logits"
+[[export]]
+type = "pt"
+what = "graph"
+ids = false
+"""
+
+
+def test_sampled_sage_exports_match_outside_graphflow(tmp_path):
+    """SAGE trained on sampled blocks: the full-graph TorchScript export gives the run's logits
+    on Cora; the block ONNX export gives the trained model's output on blocks that graphflow's
+    sampler draws from Cora."""
+    from graphflow.cli.main import main
+    from graphflow.compat.dgl import dgl
+    from graphflow.portable.inputs import block_inputs
+    from graphflow.sampling.csc import CSCGraph
+    from graphflow.sampling.neighbor import sample_blocks
+    from graphflow.sparse import Adjacency
+    from graphflow.testing import shared_data
+    from graphflow_plugins.models.sage import SAGEModel
+
+    path = tmp_path / "pipeline.toml"
+    path.write_text(SAGE_PIPELINE.format(root=shared_data("planetoid").as_posix()))
+    out = tmp_path / "run"
+    assert main(["run", str(path), "--out-dir", str(out), "--quiet"]) == 0
+    saved = torch.load(out / "model.pt", weights_only=True)
+    model = SAGEModel(SAGEModel.Options(hidden=32)).build(1433, 7)
+    model.load_state_dict(saved["model"])
+    model.eval()
+    graph = torch.load(out / "graph.pt", weights_only=True)
+    x, src, dst = graph["ndata"]["feat"].float(), graph["src"], graph["dst"]
+    csc = CSCGraph.from_dgl(dgl.graph((src, dst), num_nodes=graph["num_nodes"]))
+    gen = torch.Generator().manual_seed(0)
+    blocks = sample_blocks(csc, torch.arange(0, 2708, 13), [5, 5], generator=gen)
+    bx = x[blocks[0].src_nodes]
+    with torch.no_grad():
+        expected_blocks = model([Adjacency.from_block(b) for b in blocks], bx)
+    cases = [{"file": out / "sage_block.onnx", "format": "onnx", "form": "block",
+              "inputs": list(block_inputs(blocks, bx))},
+             {"file": out / "sage_full.pt", "format": "torchscript", "form": "full",
+              "inputs": [x, src.long(), dst.long(), torch.ones(src.shape[0])]}]
+    got_blocks, got_full = run_exported(cases, tmp_path)
+    assert got_blocks.shape == expected_blocks.shape == (len(range(0, 2708, 13)), 7)
+    assert (got_blocks - expected_blocks).abs().max().item() < 1e-4
+    expected_full = torch.from_numpy(np.load(out / "logits.npy"))
+    assert (got_full - expected_full).abs().max().item() < 1e-4
+
+
 DOC = Path(__file__).resolve().parents[3] / "docs" / "inference.md"
 
 

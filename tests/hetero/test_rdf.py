@@ -48,10 +48,18 @@ def test_reader_names_the_bad_line(tmp_path):
     path = _nt(tmp_path, NT + f"<{EX}a> <{EX}b> oops .\n")
     with pytest.raises(DataError, match=r"g.nt:13: not an N-Triples statement: .*oops"):
         read_ntriples(path)
+    (tmp_path / "latin1.nt").write_bytes(f'<{EX}a> <{EX}b> "caf\xe9" .\n'.encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin1.nt:1: not UTF-8 text \(byte 40 of the file\)"):
+        read_ntriples(tmp_path / "latin1.nt")
     bad = tmp_path / "bad.nt.gz"
     bad.write_bytes(b"not gzip")
     with pytest.raises(DataError, match="bad.nt.gz: cannot read it"):
         read_ntriples(bad)
+
+
+def test_a_control_character_in_a_literal_is_read_all_the_same(tmp_path):
+    t = read_ntriples(_nt(tmp_path, f'<{EX}a> <{EX}b> "x\x01y" .\n\n<{EX}a> <{EX}c> <{EX}d> .\n'))
+    assert t.object.to_pylist() == ["x\x01y", f"{EX}d"] and t.line.tolist() == [1, 3]
 
 
 def test_relation_names_are_local_names_made_unique_and_valid_keys():

@@ -132,7 +132,10 @@ def parse_options(
 
 def _nested_schema(annotation: Any) -> tuple[type, bool] | None:
     """``(schema, is_list)`` for an option that is a dataclass or a list of them (a TOML
-    table or an array of tables, such as ``[[load.nodes]]``), else None."""
+    table or an array of tables, such as ``[[load.nodes]]``), possibly optional, else None."""
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        arms = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _nested_schema(arms[0]) if len(arms) == 1 else None
     is_list = typing.get_origin(annotation) is list
     inner = typing.get_args(annotation)[0] if is_list and typing.get_args(annotation) else \
         annotation

@@ -45,9 +45,11 @@ def test_outputs_land_in_out_dir(run_toml, tmp_path):
     written = {o["path"] for o in result.record["outputs"]}
     expected = {out / "predictions.parquet", out / "logits.npy", out / "logits.ids.npy",
                 out / "graph" / "edges.csv", out / "graph" / "nodes.csv",
-                out / "predictions.pt", out / "graph.bin", out / "run.json", out / "metrics.jsonl"}
+                out / "predictions.pt", out / "graph.bin", out / "run.json", out / "metrics.jsonl",
+                out / "model"}  # the trained model's bundle (a folder: docs/inference.md)
     assert written == {str(p) for p in expected}
-    assert all(p.is_file() for p in expected)
+    assert all(p.is_file() for p in expected if p.name != "model")
+    assert (out / "model" / "bundle.json").is_file()
 
 
 def test_an_explicit_relative_path_resolves_against_the_pipeline_file(run_toml, tmp_path):

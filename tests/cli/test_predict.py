@@ -181,6 +181,15 @@ def test_bad_input_is_one_line(node_run, cli, tmp_path):
     unnormalised.write_text(NODES.replace('type = "normalize_features"\nmethod = "standard"',
                                           'type = "self_loops"'))
     assert "applied normalize_features to the features" in fails(run, "--data", unnormalised)
+    import json
+    import shutil
+
+    old = tmp_path / "old"
+    shutil.copytree(run / "model", old / "model")
+    meta = json.loads((old / "model" / "bundle.json").read_text())
+    meta["versions"]["graphflow"] = "0.0.9"
+    (old / "model" / "bundle.json").write_text(json.dumps(meta))
+    assert "incompatible bundle: graphflow 0.0.9 -> " in fails(old, "--data", data)
     (tmp_path / "pairs.csv").write_text("src,dst\n1,2\n")
     assert "pairs are scored by link prediction models" in fails(
         run, "--data", data, "--pairs", tmp_path / "pairs.csv")

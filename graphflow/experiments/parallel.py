@@ -188,10 +188,11 @@ def run_workers(opened: OpenSweep, *, overrides: Sequence[str] = (),
     :raises graphflow.runtime.signals.Terminated: stopped by a signal, after the workers.
     """
     sweep = opened.sweep
+    jobs = max(1, min(sweep.jobs, sweep.trials - opened.finished()))  # no idle workers
     cores, cpus = budget(opened.raw), available_cpus()
-    slots = split(sweep.jobs, cores, cpus)
-    shared = " (more jobs than cores: workers share CPUs)" if sweep.jobs > cores else ""
-    echo(f"graphflow: {sweep.jobs} workers on {cores} cores{shared}: "
+    slots = split(jobs, cores, cpus)
+    shared = " (more jobs than cores: workers share CPUs)" if jobs > cores else ""
+    echo(f"graphflow: {jobs} worker{'s' * (jobs > 1)} on {cores} cores{shared}: "
          + "; ".join(s.describe() for s in slots))
     workers: dict[int, Worker] = {}
     failure: tuple[Worker, int] | None = None

@@ -31,6 +31,7 @@ resumes without repeating a finished trial. Whatever happens, no worker outlives
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -49,6 +50,9 @@ if TYPE_CHECKING:
 
 POLL = 0.1
 ERROR_PREFIX = "graphflow: error: "
+QUIET = re.compile(r"graphflow: (terminated by |interrupted$|SIG\w+ received: stopping|run again "
+                   r"with --debug)")
+"""A worker's lines that repeat the parent's own (a signal it forwarded, the --debug hint)."""
 
 
 @dataclass(frozen=True)
@@ -113,7 +117,7 @@ def _relay(stream: IO[str], errors: list[str]) -> None:
     for line in stream:
         if line.startswith(ERROR_PREFIX):
             errors.append(line[len(ERROR_PREFIX):].rstrip("\n"))
-        elif not line.startswith("graphflow: run again with --debug"):
+        elif not QUIET.match(line):
             sys.stderr.write(line)
             sys.stderr.flush()
 
@@ -173,10 +177,17 @@ def _bury(opened: OpenSweep, worker: Worker) -> str:
                                                          optuna.trial.TrialState.FAIL)
             said.append(f"trial {trial.number} is dropped (its values killed a worker before)")
         else:
-            how = describe_exit(worker.proc.returncode)
+            how = exit_text(worker.proc.returncode)
             requeue(opened.study, trial, f"its worker was {how}", killed_worker=True)
             said.append(f"trial {trial.number} runs again")
     return "; ".join(said) or "it was between trials"
+
+
+def exit_text(code: int) -> str:
+    """``killed by SIGKILL``, ``stopped by SIGTERM`` (a worker's own 128 + N), or the status."""
+    if code > 128 and code - 128 in signals.SIGNALS:
+        return f"stopped by {signals.signal_name(code - 128)}"
+    return describe_exit(code)
 
 
 def run_workers(opened: OpenSweep, *, overrides: Sequence[str] = (),
@@ -188,10 +199,11 @@ def run_workers(opened: OpenSweep, *, overrides: Sequence[str] = (),
     :raises graphflow.runtime.signals.Terminated: stopped by a signal, after the workers.
     """
     sweep = opened.sweep
+    jobs = max(1, min(sweep.jobs, sweep.trials - opened.finished()))  # no idle workers
     cores, cpus = budget(opened.raw), available_cpus()
-    slots = split(sweep.jobs, cores, cpus)
-    shared = " (more jobs than cores: workers share CPUs)" if sweep.jobs > cores else ""
-    echo(f"graphflow: {sweep.jobs} workers on {cores} cores{shared}: "
+    slots = split(jobs, cores, cpus)
+    shared = " (more jobs than cores: workers share CPUs)" if jobs > cores else ""
+    echo(f"graphflow: {jobs} worker{'s' * (jobs > 1)} on {cores} cores{shared}: "
          + "; ".join(s.describe() for s in slots))
     workers: dict[int, Worker] = {}
     failure: tuple[Worker, int] | None = None
@@ -230,7 +242,7 @@ def run_workers(opened: OpenSweep, *, overrides: Sequence[str] = (),
                         fate = _bury(opened, w)
                         again = opened.finished() < sweep.trials and deaths <= sweep.trials
                         echo(f"graphflow: warning: sweep worker {index} (pid {w.proc.pid}) "
-                             f"{describe_exit(code)}; {fate}"
+                             f"{exit_text(code)}; {fate}"
                              + ("; a new worker takes its place" if again else ""))
                         if again:
                             workers[index] = start(opened, overrides, w.slot)

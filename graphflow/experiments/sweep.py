@@ -35,6 +35,7 @@ outputs once all have ended.
 from __future__ import annotations
 
 import copy
+import dataclasses
 import json
 import math
 import statistics
@@ -316,11 +317,30 @@ def _sampler(sweep: SweepConfig, seed: int) -> Any:
     import optuna
 
     if sweep.sampler == "grid":
-        return optuna.samplers.GridSampler({s.key: s.grid() for s in sweep.params}, seed=seed)
+        return _grid_sampler_class()({s.key: s.grid() for s in sweep.params}, seed=seed)
     if sweep.sampler == "random":
         return optuna.samplers.RandomSampler(seed=seed)
     # parallel workers: a running trial counts as a poor one, so that they spread out
     return optuna.samplers.TPESampler(seed=seed, constant_liar=sweep.jobs > 1)
+
+
+def _grid_sampler_class() -> type:
+    import optuna
+
+    class GridSampler(optuna.samplers.GridSampler):
+        """Optuna's grid sampler, less its ``after_trial``: that calls ``study.stop()`` once
+        the grid is done, which only ``study.optimize`` allows (the sweep asks and tells, and
+        counts its trials itself: it never asks for more than the grid, :func:`grid_size`)."""
+
+        def after_trial(self, study: Any, trial: Any, state: Any, values: Any) -> None:
+            return None
+
+    return GridSampler
+
+
+def grid_size(sweep: SweepConfig) -> int:
+    """How many points a grid sweep has (the product of its spaces' values)."""
+    return math.prod(len(s.grid()) for s in sweep.params)
 
 
 def _pruner(sweep: SweepConfig) -> Any:
@@ -385,6 +405,8 @@ def open_sweep(pipeline: Path, host: PluginHost, *, out_dir: Path | None = None,
         apply_override(raw, assignment)
     sweep = parse_sweep(raw, str(pipeline), pipeline.parent)
     check_keys(raw, sweep, host, pipeline)
+    if sweep.sampler == "grid" and sweep.trials > grid_size(sweep):  # more would repeat points
+        sweep = dataclasses.replace(sweep, trials=grid_size(sweep))
     name = str(raw.get("pipeline", {}).get("name", "pipeline"))
     root = out_dir or Path("runs") / f"{name}-sweep"
     root.mkdir(parents=True, exist_ok=True)

@@ -111,6 +111,14 @@ class Sweep:
     def study(self) -> optuna.Study:
         return optuna.load_study(study_name="par", storage=f"sqlite:///{self.root / 'sweep.db'}")
 
+    def finished(self) -> dict[Path, int]:
+        """The run records of the study's complete trials (a worker killed between its run's
+        end and telling the study leaves a run that is not a finished trial)."""
+        runs = trial_runs(self.root)
+        done = {t.number for t in self.study().get_trials(
+            states=(optuna.trial.TrialState.COMPLETE,))}
+        return {p: m for p, m in runs.items() if int(p.parent.parent.name[6:]) in done}
+
 
 @pytest.fixture
 def sweep(tmp_path):
@@ -128,7 +136,8 @@ def sweep(tmp_path):
 def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
     s = sweep(trials=12, epochs=200)
     s.start()
-    s.wait_until(lambda: len(workers_of(s.root)) == 2 and len(trial_runs(s.root)) >= 1)
+    s.wait_until(lambda: len(workers_of(s.root)) == 2 and (s.root / "sweep.db").exists()
+                 and len(s.finished()) >= 1)
     victim = workers_of(s.root)[0]
     os.kill(victim, signal.SIGKILL)  # as the OOM killer would
     # a new worker takes its place; SIGTERM then reaches it and the survivor
@@ -141,13 +150,13 @@ def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
     dead = [line for line in out.splitlines() if "sweep worker" in line]
     assert len(dead) == 1 and f"(pid {victim}) killed by SIGKILL" in dead[0], out + err
     assert "a new worker takes its place" in dead[0]
-    before = trial_runs(s.root)
+    before = s.finished()
     assert 1 <= len(before) < 12, out + err
 
     again = subprocess.run(s.cmd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert f"resuming par: {len(before)} of 12 trials done" in again.stdout
-    after = trial_runs(s.root)
+    after = s.finished()
     assert {p: after[p] for p in before} == before  # no finished trial ran again
     assert len(after) == 12 and workers_of(s.root) == []
     study = s.study()

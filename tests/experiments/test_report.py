@@ -27,7 +27,7 @@ checkpoint = false
 SWEEP = """
 [sweep]
 metric = "val_acc"
-trials = 4
+trials = 3
 sampler = "random"
 pruner = "median"
 [sweep.params]

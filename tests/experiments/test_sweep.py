@@ -179,3 +179,12 @@ def test_the_cora_sweep_example_runs_as_documented(tmp_path, cli):
     assert code == 0, err
     summary = json.loads((tmp_path / "s" / "summary.json").read_text())
     assert summary["complete"] == 2 and 0 <= summary["best_test"]["test_acc"] <= 1
+
+
+def test_a_grid_sweep_runs_each_point_once_and_stops(tmp_path, cli):
+    path = write(tmp_path, trials=5, params='"model.hidden" = [4, 8]\n')
+    path.write_text(path.read_text().replace('sampler = "random"', 'sampler = "grid"'))
+    code, out, err = cli("sweep", path, "--out-dir", tmp_path / "s")
+    assert code == 0, err
+    table = pq.read_table(tmp_path / "s" / "trials.parquet").to_pylist()
+    assert sorted(r["params.model.hidden"] for r in table) == [4, 8]

@@ -63,6 +63,10 @@ class Transform(Component):
     """Rewrites the graph: ``[[transform]]``, applied in file order."""
 
     kind = "transform"
+    typed: ClassVar[bool] = False
+    """Whether :meth:`apply` handles typed graphs (``data.is_typed``: several node types or
+    relations). The host refuses a typed graph to a transform that does not say so, in one
+    line, rather than let it rewrite a heterograph as if it had one type."""
 
     def apply(self, data: GraphData, ctx: RunContext) -> GraphData:
         """Return the transformed graph (a new ``GraphData`` or ``data`` itself)."""

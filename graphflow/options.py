@@ -109,6 +109,11 @@ def parse_options(
                 f"{source}: {section}.{key}: unknown option for {component!r}"
                 f"{did_you_mean(key, fields)}; valid options: {valid}"
             )
+        nested = _nested_schema(hints[key])
+        if nested is not None:
+            kwargs[key] = _parse_nested(nested, value, section=f"{section}.{key}",
+                                        component=component, source=source, base_dir=base_dir)
+            continue
         kwargs[key] = coerce(value, hints[key], where=f"{source}: {section}.{key}", base_dir=base_dir)
     for name, f in fields.items():
         if name not in kwargs and f.default is MISSING and f.default_factory is MISSING:
@@ -123,6 +128,38 @@ def parse_options(
         raise ConfigError(f"{source}: [{section}] {component}: {exc}") from None
     except TypeError as exc:  # may be a bug in the schema: keep the cause for --debug
         raise ConfigError(f"{source}: [{section}] {component}: {exc}") from exc
+
+
+def _nested_schema(annotation: Any) -> tuple[type, bool] | None:
+    """``(schema, is_list)`` for an option that is a dataclass or a list of them (a TOML
+    table or an array of tables, such as ``[[load.nodes]]``), possibly optional, else None."""
+    if typing.get_origin(annotation) in (Union, types.UnionType):
+        arms = [a for a in typing.get_args(annotation) if a is not type(None)]
+        return _nested_schema(arms[0]) if len(arms) == 1 else None
+    is_list = typing.get_origin(annotation) is list
+    inner = typing.get_args(annotation)[0] if is_list and typing.get_args(annotation) else \
+        annotation
+    if isinstance(inner, type) and dataclasses.is_dataclass(inner):
+        return inner, is_list
+    return None
+
+
+def _parse_nested(nested: tuple[type, bool], value: Any, *, section: str, component: str,
+                  source: str, base_dir: Path) -> Any:
+    """A nested table (or array of tables) parsed into its dataclass(es); messages name
+    ``section.i.key``."""
+    schema, is_list = nested
+    if not is_list:
+        if not isinstance(value, dict):
+            raise ConfigError(f"{source}: {section}: expected a table, got {_toml_repr(value)} "
+                              f"({_toml_type(value)})")
+        return parse_options(schema, value, section=section, component=component,
+                             source=source, base_dir=base_dir)
+    if not isinstance(value, list) or not all(isinstance(v, dict) for v in value):
+        raise ConfigError(f"{source}: {section}: expected an array of tables "
+                          f"([[{section}]]), got {_toml_repr(value)} ({_toml_type(value)})")
+    return [parse_options(schema, v, section=f"{section}.{i}", component=component,
+                          source=source, base_dir=base_dir) for i, v in enumerate(value)]
 
 
 def coerce(value: Any, annotation: Any, *, where: str, base_dir: Path | None = None) -> Any:

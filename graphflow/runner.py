@@ -199,7 +199,14 @@ def _load(ctx: RunContext, loader: Any) -> None:
 
 
 def _transform(ctx: RunContext, transform: Any) -> None:
-    data = transform.apply(ctx.graph(), ctx)
+    before = ctx.graph()
+    if before.is_typed and not getattr(transform, "typed", False):
+        g = before.graph
+        raise DataError(f'transform "{transform.name}" works on graphs with one node type and '
+                        f'one relation, but "{before.name}" has {len(g.ntypes)} node types and '
+                        f"{len(g.canonical_etypes)} relations; remove it from the pipeline "
+                        f"(transforms for typed graphs: see docs/heterogeneous.md)")
+    data = transform.apply(before, ctx)
     if not isinstance(data, GraphData):
         raise TypeError(f"apply() returned {type(data).__name__}, expected GraphData")
     _check_graph(data)

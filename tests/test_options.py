@@ -112,3 +112,29 @@ def test_describe_options_and_type_names():
     assert infos["tags"].default == ["a"]
     assert infos["epochs"].doc == "Number of epochs."
     assert type_name(list[int]) == "list[int]"
+
+
+@dataclass
+class Table:
+    path: Path = option(doc="A table.")
+    id: str = option("id", "Its id column.")
+
+
+@dataclass
+class Nested:
+    nodes: list[Table] = option(doc="[[load.nodes]]")
+    main: Table | None = option(None, "[load.main]")
+
+
+def test_nested_tables_parse_into_dataclasses_and_name_their_index():
+    opts = parse_options(Nested, {"nodes": [{"path": "a.csv"}, {"path": "b.csv", "id": "key"}],
+                                  "main": {"path": "m.csv"}},
+                         section="load", component="demo", source="p.toml", base_dir=Path("/b"))
+    assert opts.nodes == [Table(Path("/b/a.csv")), Table(Path("/b/b.csv"), "key")]
+    assert opts.main == Table(Path("/b/m.csv"))
+    with pytest.raises(ConfigError, match=r"p.toml: load.nodes.1.path: required option"):
+        parse_options(Nested, {"nodes": [{"path": "a.csv"}, {"id": "x"}]}, section="load",
+                      component="demo", source="p.toml", base_dir=Path("/b"))
+    with pytest.raises(ConfigError, match=r"load.nodes: expected an array of tables"):
+        parse_options(Nested, {"nodes": "a.csv"}, section="load", component="demo",
+                      source="p.toml", base_dir=Path("/b"))

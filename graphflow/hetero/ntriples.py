@@ -3,10 +3,11 @@
 Each statement is one line, ``subject predicate object .``: the subject an IRI (``<...>``)
 or a blank node (``_:b1``), the predicate an IRI, the object an IRI, a blank node or a literal
 (``"text"``, ``"text"@en``, ``"1994"^^<http://www.w3.org/2001/XMLSchema#gYear>``). Empty
-lines and ``#`` comments are skipped. The whole file is matched by one RE2 regular
-expression in Arrow (``pyarrow.compute.extract_regex``): no Python loop over lines; only the
-distinct literals that hold escapes (``\\"``, ``\\n``, ``\\u00e9``...) are decoded one by one.
-A line that is not a statement is reported with its line number.
+lines and ``#`` comments are skipped. Arrow's CSV reader splits the lines, and one RE2
+regular expression in Arrow (``pyarrow.compute.extract_regex``) splits the statements: no
+Python loop over lines; only the distinct literals that hold escapes (``\\"``, ``\\n``,
+``\\u00e9``...) are decoded one by one. A line that is not a statement is reported with its
+line number.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.csv as pacsv
 
 from graphflow.errors import DataError
 
@@ -74,11 +76,7 @@ def read_ntriples(path: Path) -> Triples:
 
     :raises DataError: a missing or unreadable file, a line that is not a statement.
     """
-    text = _read_text(path)
-    lines = text.splitlines()
-    del text
-    column = pa.array(lines, type=pa.large_string() if len(lines) > 1 << 24 else pa.string())
-    del lines
+    column = _lines(path)
     stripped = pc.utf8_trim_whitespace(column)
     keep = pc.and_(pc.not_equal(stripped, ""), pc.invert(pc.starts_with(stripped, "#")))
     line = np.flatnonzero(keep.to_numpy(zero_copy_only=False)) + 1
@@ -100,6 +98,27 @@ def read_ntriples(path: Path) -> Triples:
                    object_raw=o, subject_kind=s_kind, object_kind=o_kind, line=line)
 
 
+def _lines(path: Path) -> pa.Array:
+    """Every line of the file (blank ones included, so row ``i`` is line ``i + 1``).
+
+    Arrow's multithreaded CSV reader splits the lines (gzip by the suffix), with a delimiter,
+    ``\\x01``, that statements do not hold; a file that has one, or is not UTF-8, is read
+    line by line in Python instead, which names the bad byte."""
+    if not path.is_file():
+        raise DataError(f"N-Triples file not found: {path}")
+    try:
+        table = pacsv.read_csv(
+            path, read_options=pacsv.ReadOptions(column_names=["line"]),
+            parse_options=pacsv.ParseOptions(delimiter="\x01", quote_char=False,
+                                             escape_char=False, ignore_empty_lines=False),
+            convert_options=pacsv.ConvertOptions(column_types={"line": pa.string()},
+                                                 strings_can_be_null=False,
+                                                 quoted_strings_can_be_null=False))
+        return table.column("line").combine_chunks()
+    except (pa.ArrowInvalid, OSError):
+        return pa.array(_read_text(path).splitlines(), type=pa.large_string())
+
+
 def _read_text(path: Path) -> str:
     if not path.is_file():
         raise DataError(f"N-Triples file not found: {path}")
@@ -112,8 +131,9 @@ def _read_text(path: Path) -> str:
         raise DataError(f"{path}: cannot read it ({exc}); is it a gzip-compressed "
                         f"N-Triples file?") from None
     except UnicodeDecodeError as exc:
-        raise DataError(f"{path}: not UTF-8 text at byte {exc.start}; N-Triples files are "
-                        f"UTF-8") from None
+        line = raw.count(b"\n", 0, exc.start) + 1
+        raise DataError(f"{path}:{line}: not UTF-8 text (byte {exc.start} of the file); "
+                        f"N-Triples files are UTF-8") from None
 
 
 def _unbracket(iris: pa.Array) -> pa.Array:

@@ -275,12 +275,12 @@ def _attach_labels(data: GraphData, files: LabelFiles, spec: RdfSpec) -> None:
              for split, path in (("train", files.train), ("test", files.test),
                                  ("val", files.valid)) if path is not None]
     g = data.graph
-    assert data.typed_ids is not None
+    by_type = data.typed_ids or {g.ntypes[0]: data.ids}  # one type, one relation: untyped
     target = None
     located = []
     for split, path, ent, lab in parts:  # over files
         hits = {t: pc.index_in(ent, value_set=ids.to_arrow())
-                for t, ids in data.typed_ids.items() if not ids.is_identity}
+                for t, ids in by_type.items() if not ids.is_identity}
         found = {t: h for t, h in hits.items() if h.null_count < len(h)}
         if not found:
             raise DataError(f"{path}:2: entity {ent[0].as_py()!r} is not a node of the graph "
@@ -313,7 +313,7 @@ def _attach_labels(data: GraphData, files: LabelFiles, spec: RdfSpec) -> None:
         again = np.flatnonzero(taken[torch.from_numpy(nodes)].numpy())
         if len(again):
             raise DataError(f"{path}:{int(again[0]) + 2}: entity "
-                            f"{data.typed_ids[target].to_arrow()[int(nodes[again[0]])].as_py()!r}"
+                            f"{by_type[target].to_arrow()[int(nodes[again[0]])].as_py()!r}"
                             f" is already labelled by another split file; splits must not "
                             f"overlap")
         codes = pc.index_in(lab, value_set=classes).to_numpy(zero_copy_only=False)

@@ -115,6 +115,8 @@ def save_graph(path: Path, data: GraphData, extra: dict[str, torch.Tensor] | Non
         g = g.clone()
         g.ndata.update(extra)
     labels = id_tensors(data.ids)
+    for ntype, ids in (data.typed_ids or {}).items():  # a typed graph: ids per node type
+        labels.update({f"{k}{TYPE_SEPARATOR}{ntype}": v for k, v in id_tensors(ids).items()})
     meta = json.dumps({"name": data.name, "meta": data.meta}, default=str).encode()
     labels[META] = torch.frombuffer(bytearray(meta), dtype=torch.uint8)
     with atomic_path(path) as tmp:
@@ -336,23 +338,38 @@ def load_graph(path: Path, index: int = 0) -> GraphData:
     if not 0 <= index < len(graphs):
         raise DataError(f"{path} holds {len(graphs)} graph(s); index = {index} is out of range")
     g = graphs[index]
-    if not g.is_homogeneous:
-        raise DataError(f"{path}: graph {index} is heterogeneous ({g.ntypes}); graphflow needs "
-                        f"one node type and one edge type")
+    typed = not g.is_homogeneous
     info: dict[str, Any] = {}
+    typed_ids = None
     try:
         if META in labels and len(graphs) == 1:
             info = json.loads(bytes(labels[META].numpy().tobytes()).decode())
-        ids = ids_from_tensors(labels, g.num_nodes()) if len(graphs) == 1 else \
+        ids = ids_from_tensors(labels, g.num_nodes()) if len(graphs) == 1 and not typed else \
             NodeIds.identity(g.num_nodes())
+        if typed:
+            typed_ids = {t: ids_from_tensors(_of_type(labels, t), g.num_nodes(t))
+                         if len(graphs) == 1 else NodeIds.identity(g.num_nodes(t))
+                         for t in g.ntypes}
     except (ValueError, TypeError, pa.ArrowException) as exc:  # bad JSON, ids not matching
         raise DataError(f"{path}: the node ids or metadata graphflow stored with the graph are "
                         f"damaged ({first_line(exc)}); export the graph again") from None
     if not isinstance(info, dict):
         raise DataError(f"{path}: the metadata graphflow stored with the graph are damaged "
                         f"(not a JSON object); export the graph again")
-    for mask in MASKS:
-        if mask in g.ndata:
-            g.ndata[mask] = g.ndata[mask].to(torch.bool)
+    for ntype in g.ntypes:  # over node types (one for a homogeneous graph)
+        frame = g.nodes[ntype].data
+        for mask in MASKS:
+            if mask in frame:
+                frame[mask] = frame[mask].to(torch.bool)
     return GraphData(graph=g, ids=ids, name=info.get("name", path.stem),
-                     meta=info.get("meta", {}))
+                     meta=info.get("meta", {}), typed_ids=typed_ids)
+
+
+TYPE_SEPARATOR = "/"
+"""Labels of a typed graph's ids: ``graphflow_ids/<node type>`` and so on."""
+
+
+def _of_type(labels: dict[str, torch.Tensor], ntype: str) -> dict[str, torch.Tensor]:
+    """The id labels of node type ``ntype``, under their untyped names."""
+    suffix = f"{TYPE_SEPARATOR}{ntype}"
+    return {k[:-len(suffix)]: v for k, v in labels.items() if k.endswith(suffix)}

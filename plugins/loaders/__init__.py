@@ -20,6 +20,7 @@ from graphflow_plugins.loaders.planetoid import PlanetoidLoader
 from graphflow_plugins.loaders.rdf import RdfLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
 from graphflow_plugins.loaders.table_collection import TableCollectionLoader
+from graphflow_plugins.loaders.tables import TablesLoader
 from graphflow_plugins.loaders.tu import TULoader
 
 
@@ -27,7 +28,8 @@ from graphflow_plugins.loaders.tu import TULoader
 def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
-                PartitionedLoader, PlanetoidLoader, RdfLoader, SyntheticLoader, TULoader,
+                PartitionedLoader, PlanetoidLoader, RdfLoader, SyntheticLoader, TablesLoader,
+                TULoader,
                 KernelCollectionLoader, DglCollectionLoader, TableCollectionLoader,
                 NetworkxCollectionLoader):
         register(cls)

@@ -20,15 +20,19 @@ class DglOptions:
 
 
 class DglLoader(Loader):
-    """A homogeneous graph from DGL's binary format, with all its node and edge data.
+    """A graph from DGL's binary format, with all its node and edge data.
 
     Files written by graphflow's ``dgl`` exporter also carry the original node ids and the
     metadata (class names...); other files get ids ``0..N-1``. Data keep DGL's names:
-    ``feat``, ``label``, ``train_mask``... and ``weight`` on edges.
+    ``feat``, ``label``, ``train_mask``... and ``weight`` on edges. A heterograph with several
+    node types or relations (``dgl.heterograph``) loads as a typed graph, its data per type
+    (docs/heterogeneous.md); its ids are ``0..N_t-1`` per type unless graphflow wrote the
+    file.
     """
 
     name = "dgl"
-    summary = "Graph saved with dgl.save_graphs (ids and metadata kept when graphflow wrote it)"
+    summary = ("Graph or heterograph saved with dgl.save_graphs (ids and metadata kept when "
+               "graphflow wrote it)")
     Options = DglOptions
 
     def check(self) -> None:

@@ -19,7 +19,8 @@ from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError, first_line
 from graphflow.graph import GraphData, NodeIds
-from graphflow.io.nodes import OnNan, check_finite, node_table
+from graphflow.hetero.build import RelationEdges, typed_graph
+from graphflow.io.nodes import NodeTable, OnNan, check_finite, node_table
 from graphflow.options import option
 
 READERS: dict[str, Callable[[str], nx.Graph]] = {
@@ -56,6 +57,11 @@ class NetworkxOptions:
     weight: str = option("weight", "Edge attribute holding the weight, used when every edge "
                                    'has it ("" for none).')
     on_nan: OnNan = option("error", 'NaN/inf features: "error" or "zero" (replace by 0).')
+    node_type: str = option("", 'Node attribute naming each node\'s type (e.g. "type"): the '
+                                "graph loads as a typed graph; \"\" for none.")
+    edge_type: str = option("", 'Edge attribute naming each edge\'s relation (e.g. "type"): '
+                                'the graph loads as a typed graph; "" for none.')
+    reverse: bool = option(False, "Typed graphs: add rev-<relation> for every relation.")
 
     def __post_init__(self) -> None:
         if (self.path is None) == (not self.graph):
@@ -93,6 +99,8 @@ class NetworkxLoader(Loader):
         graph, source = self._read()
         if graph.number_of_nodes() == 0 or graph.number_of_edges() == 0:
             raise DataError(f"{source} has no edges; the graph would be empty")
+        if o.node_type or o.edge_type:
+            return self._typed(graph, source)
         nodes = list(graph.nodes)  # networkx holds nodes as Python objects: one pass
         ids = _ids(nodes)
         weight = o.weight if o.weight and _all_have(graph.edges(data=True), o.weight) else None
@@ -137,6 +145,66 @@ class NetworkxLoader(Loader):
         except Exception as exc:  # networkx's parsers fail on bad files in many ways
             raise DataError(f"{o.path}: cannot read it as {fmt} ({first_line(exc)})") from None
 
+    def _typed(self, graph: nx.Graph, source: str) -> GraphData:
+        """Nodes grouped by their ``node_type`` attribute, edges by their ``edge_type``
+        attribute (parallel edges of a multigraph kept); an undirected edge gives both
+        directions. One type and one relation give the homogeneous graph."""
+        o = self.options
+        nodes = list(graph.nodes)  # networkx holds Python objects: passes over them
+        types = _attribute(graph.nodes(data=True), o.node_type, "node", source, "node")
+        by_type: dict[str, list[Any]] = {}
+        for n, t in zip(nodes, types):
+            by_type.setdefault(t, []).append(n)
+        type_of = dict(zip(nodes, types))
+        tables = {t: self._type_table(graph, members, t, source)
+                  for t, members in by_type.items()}
+        for name in o.features:
+            if not any(all(name in graph.nodes[n] for n in m) for m in by_type.values()):
+                raise DataError(f"{source}: no node type has the feature attribute {name!r} on "
+                                f"all its nodes; node types: {', '.join(by_type)}")
+        as_id = {t: (lambda n: n) if pa.types.is_integer(tables[t].ids.type) else str
+                 for t in tables}
+        edges = list(graph.edges(data=True))
+        rels = _attribute(edges, o.edge_type, "edge", source, "edge")
+        groups: dict[tuple[str, str, str], list[tuple[Any, Any, dict]]] = {}
+        for (u, v, d), r in zip(edges, rels):
+            groups.setdefault((type_of[u], r, type_of[v]), []).append((u, v, d))
+            if not graph.is_directed() and u != v:
+                groups.setdefault((type_of[v], r, type_of[u]), []).append((v, u, d))
+        relations = []
+        for (st, r, dt), members in groups.items():  # over relations
+            w = None
+            if o.weight and all(o.weight in d for _, _, d in members):
+                w = _column([d[o.weight] for _, _, d in members], o.weight)
+            relations.append(RelationEdges(
+                st, r, dt, pa.array([as_id[st](u) for u, _, _ in members]),
+                pa.array([as_id[dt](v) for _, v, _ in members]), w,
+                source=f"{source}, relation {r!r}"))
+        name = o.graph or (o.path.stem if o.path else "graph")
+        return typed_graph(tables, relations, reverse=o.reverse, name=name,
+                           meta={"source": source}, on_nan=o.on_nan)
+
+    def _type_table(self, graph: nx.Graph, members: list[Any], ntype: str,
+                    source: str) -> NodeTable:
+        """The node table of one type: ids, and the label and features its nodes all have."""
+        o = self.options
+        attrs = graph.nodes
+        data = [attrs[n] for n in members]
+        columns: dict[str, pa.Array] = {"id": _ids(members)}
+        label = o.label
+        if label == "auto":
+            label = next((a for a in LABEL_ATTRIBUTES if all(a in d for d in data)), "")
+        if label and all(label in d for d in data):
+            columns["label"] = _column([d[label] for d in data], label)
+        names = list(o.features) or [a for a in FEATURE_ATTRIBUTES
+                                     if all(a in d for d in data)][:1]
+        names = [a for a in names if all(a in d for d in data)]
+        for name in names:
+            columns[f"feature:{name}"] = _column([d[name] for d in data], name)
+        return node_table(pa.table(columns), where=lambda r: f"{source}, node "
+                          f"{members[r]!r} ({ntype})", source=f"{source} ({ntype} nodes)",
+                          feature_columns=[c for c in columns if c.startswith("feature:")])
+
     def _node_columns(self, graph: nx.Graph, nodes: list[Any]) -> dict[str, pa.Array]:
         o = self.options
         attrs = graph.nodes
@@ -156,6 +224,20 @@ class NetworkxLoader(Loader):
                 raise DataError(f"not every node has the feature attribute {name!r}")
             columns[f"feature:{name}"] = _column([attrs[n][name] for n in nodes], name)
         return columns
+
+
+def _attribute(items: list[Any], key: str, default: str, source: str, what: str) -> list[str]:
+    """``str(item[key])`` for each node or edge (``default`` without ``key``)."""
+    if not key:
+        return [default] * len(items)
+    values = []
+    for item in items:  # networkx attribute dicts: one pass
+        if key not in item[-1]:
+            shown = item[0] if what == "node" else item[:2]
+            raise DataError(f"{source}: {what} {shown!r} has no {key!r} attribute; give every "
+                            f"{what} one, or set {what}_type = \"\"")
+        values.append(str(item[-1][key]))
+    return values
 
 
 def _all_have(items: Any, key: str) -> bool:

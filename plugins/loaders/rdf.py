@@ -43,7 +43,7 @@ class RdfOptions:
     label_column: str = option("", "Label files: the label column; empty: the last.")
     val_fraction: float = option(0.0, "Move this fraction of the training entities (drawn "
                                       "with seed) to the validation set.")
-    seed: int = option(0, "Seed of the val_fraction draw.")
+    seed: int | None = option(None, "Seed of the val_fraction draw; default: the pipeline seed.")
 
     def __post_init__(self) -> None:
         if not 0.0 <= self.val_fraction < 1.0:
@@ -91,6 +91,7 @@ class RdfLoader(Loader):
         if o.train is not None:
             labels = LabelFiles(train=o.train, test=o.test, valid=o.valid,
                                 entity_column=o.entity_column, label_column=o.label_column,
-                                val_fraction=o.val_fraction, seed=o.seed)
+                                val_fraction=o.val_fraction,
+                                seed=ctx.seed if o.seed is None else o.seed)
         name = o.path.name.removesuffix(".gz").removesuffix(".nt")
         return rdf_graph(read_ntriples(o.path), spec, labels, name=name, info=ctx.info)

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 from graphflow.components import Transform
 from graphflow.context import RunContext
-from graphflow.errors import ConfigError
+from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.io.node_split import MASKS, check_sizes, stratified_split
 from graphflow.options import option
@@ -22,6 +22,8 @@ class SplitOptions:
                                      "instead of train (the Planetoid protocol).")
     seed: int | None = option(None, "Split seed; default: the pipeline seed.")
     overwrite: bool = option(False, "Replace masks the graph already has (default: keep them).")
+    node_type: str = option("", "Typed graphs: the node type to split; default: the target type "
+                           "(the loader's, or the one type with labels).")
 
     def __post_init__(self) -> None:
         check_sizes(self.train, self.val, self.test, self.train_per_class)
@@ -40,9 +42,15 @@ class Split(Transform):
     name = "split"
     summary = "Seeded, stratified train/val/test masks by fractions or per-class counts"
     Options = SplitOptions
+    typed = True
 
     def apply(self, data: GraphData, ctx: RunContext) -> GraphData:
         o = self.options
+        if data.is_typed:
+            return self._typed(data, ctx)
+        if o.node_type:
+            raise DataError(f'split: node_type = "{o.node_type}", but the graph has one node type; '
+                            f"leave node_type out")
         g = data.graph
         present = [m for m in MASKS if m in g.ndata]
         if present and not o.overwrite:
@@ -58,4 +66,34 @@ class Split(Transform):
             raise ConfigError(str(exc)) from None
         out = data.with_graph(g.clone())
         out.graph.ndata.update(masks.as_ndata())
+        return out
+
+    def _typed(self, data: GraphData, ctx: RunContext) -> GraphData:
+        o = self.options
+        g = data.graph
+        ntype = o.node_type or data.meta.get("target") or ""
+        if not ntype:
+            labelled = data.labelled_types
+            if len(labelled) != 1:
+                raise DataError(f"split: say which node type to split (node_type = ...); "
+                                f"node types: {', '.join(g.ntypes)}")
+            ntype = labelled[0]
+        if ntype not in g.ntypes:
+            raise DataError(f'split: node_type = "{ntype}" is not a node type; node types: '
+                            f"{', '.join(g.ntypes)}")
+        frame = g.nodes[ntype].data
+        present = [m for m in MASKS if m in frame]
+        if present and not o.overwrite:
+            ctx.info(f"split: keeping the {ntype} nodes' own {', '.join(present)} "
+                     f"(set overwrite = true to replace them)")
+            return data
+        seed = ctx.seed if o.seed is None else o.seed
+        try:
+            masks = stratified_split(frame.get("label"), g.num_nodes(ntype), train=o.train,
+                                     val=o.val, test=o.test, seed=seed,
+                                     train_per_class=o.train_per_class)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
+        out = data.with_graph(g.clone())
+        out.graph.nodes[ntype].data.update(masks.as_ndata())
         return out

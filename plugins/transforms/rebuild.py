@@ -41,6 +41,37 @@ def with_edges(data: GraphData, src: torch.Tensor, dst: torch.Tensor, source: to
     return data.with_graph(g)
 
 
+def with_typed_edges(data: GraphData,
+                     changes: dict[tuple[str, str, str],
+                                   tuple[torch.Tensor, torch.Tensor, torch.Tensor]],
+                     fill: dict[str, float] | None = None) -> GraphData:
+    """A typed graph with new edges for the relations in ``changes``: ``{canonical: (src,
+    dst, source)}``, each new edge ``i`` taking the data of old edge ``source[i]`` of that
+    relation, or ``fill`` where ``source[i] == -1`` (as :func:`with_edges`). Other relations,
+    node data and ids stay as they are."""
+    old = data.graph
+    edges = {c: changes[c][:2] if c in changes else old.edges(etype=c)
+             for c in old.canonical_etypes}
+    g = dgl.heterograph(edges, num_nodes_dict={t: old.num_nodes(t) for t in old.ntypes},
+                        idtype=old.idtype)
+    for ntype in old.ntypes:  # over node types
+        g.nodes[ntype].data.update(dict(old.nodes[ntype].data))
+    for c in old.canonical_etypes:  # over relations
+        frame = dict(old.edges[c].data)
+        if c not in changes:
+            g.edges[c].data.update(frame)
+            continue
+        source = changes[c][2]
+        new = source < 0
+        for name, values in frame.items():
+            taken = values[source.clamp(min=0)] if len(values) else \
+                values.new_zeros((len(source), *values.shape[1:]))
+            if new.any():
+                taken[new] = torch.as_tensor((fill or {}).get(name, 0.0), dtype=values.dtype)
+            g.edges[c].data[name] = taken
+    return data.with_graph(g)
+
+
 def with_nodes(data: GraphData, order: torch.Tensor, *, sort_edges: bool = False) -> GraphData:
     """Keep the nodes ``order`` (old ids), in that order, and the edges between them.
 

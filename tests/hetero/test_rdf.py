@@ -4,6 +4,8 @@ the statistics of DGL's ``AIFBDataset``."""
 import gzip
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from graphflow.errors import DataError
 from graphflow.hetero.ntriples import BLANK, IRI, LITERAL, read_ntriples
@@ -48,10 +50,18 @@ def test_reader_names_the_bad_line(tmp_path):
     path = _nt(tmp_path, NT + f"<{EX}a> <{EX}b> oops .\n")
     with pytest.raises(DataError, match=r"g.nt:13: not an N-Triples statement: .*oops"):
         read_ntriples(path)
+    (tmp_path / "latin1.nt").write_bytes(f'<{EX}a> <{EX}b> "caf\xe9" .\n'.encode("latin-1"))
+    with pytest.raises(DataError, match=r"latin1.nt:1: not UTF-8 text \(byte 40 of the file\)"):
+        read_ntriples(tmp_path / "latin1.nt")
     bad = tmp_path / "bad.nt.gz"
     bad.write_bytes(b"not gzip")
     with pytest.raises(DataError, match="bad.nt.gz: cannot read it"):
         read_ntriples(bad)
+
+
+def test_a_control_character_in_a_literal_is_read_all_the_same(tmp_path):
+    t = read_ntriples(_nt(tmp_path, f'<{EX}a> <{EX}b> "x\x01y" .\n\n<{EX}a> <{EX}c> <{EX}d> .\n'))
+    assert t.object.to_pylist() == ["x\x01y", f"{EX}d"] and t.line.tolist() == [1, 3]
 
 
 def test_relation_names_are_local_names_made_unique_and_valid_keys():
@@ -162,3 +172,23 @@ def test_aifb_matches_dgl_aifb_dataset(run_toml, shared_data):
     assert int(frame["train_mask"].sum()) == 112 and int(frame["val_mask"].sum()) == 28
     assert int(frame["test_mask"].sum()) == 36
     assert int((frame["label"] >= 0).sum()) == 176
+
+
+def test_one_type_and_one_relation_gives_the_homogeneous_graph_with_labels(run_toml, tmp_path):
+    _nt(tmp_path, f"<{EX}P/a> <{EX}knows> <{EX}P/b> .\n<{EX}P/b> <{EX}knows> <{EX}P/c> .\n")
+    (tmp_path / "train.tsv").write_text(f"entity\tlabel\n{EX}P/a\tx\n{EX}P/c\ty\n")
+    data = _load(run_toml, tmp_path / "g.nt", 'reverse = false\ntrain = "train.tsv"\n')
+    assert not data.is_typed and data.graph.num_edges() == 2
+    assert data.graph.ndata["label"].tolist() == [0, -1, 1]
+    assert data.graph.ndata["train_mask"].tolist() == [True, False, True]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.text(alphabet='<>"_:@^\\ .#abc\t\x01é', max_size=30), max_size=6))
+def test_any_text_is_read_or_refused_in_one_line(tmp_path_factory, lines):
+    path = tmp_path_factory.mktemp("nt") / "f.nt"
+    path.write_text("\n".join(lines), encoding="utf-8")
+    try:
+        read_ntriples(path)
+    except DataError as exc:
+        assert "\n" not in str(exc) and str(path) in str(exc)

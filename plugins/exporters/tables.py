@@ -53,11 +53,11 @@ def graph_level(ctx: RunContext) -> bool:
 
 def typed_rows(ctx: RunContext) -> str | None:
     """The node type whose nodes the artifacts cover (a task on a typed graph), or None."""
-    info = ctx.artifacts.model_info or {}
-    ntype = info.get("node_type")
-    data = ctx.data
-    return ntype if ntype is not None and data is not None and data.typed_ids is not None \
-        else None
+    ntype = (ctx.artifacts.model_info or {}).get("node_type")
+    if ntype is None:
+        return None
+    data = ctx.graph()
+    return ntype if data.typed_ids is not None else None
 
 
 def artifact_ids(ctx: RunContext, original: bool) -> pa.Array:

@@ -56,9 +56,9 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
     r"""Functional R-GCN layer (see :class:`RGCNConv`), before activation and dropout.
 
     For each destination type the relations that end there run in the cheaper order: mean
-    aggregation first, then one product of the aggregates side by side with the stacked
-    :math:`W_r` (one GEMM per destination type), when that costs fewer multiply-adds than
-    transforming every source first; the transform first otherwise.
+    aggregation first, each aggregate's product with :math:`W_r` accumulated into one output,
+    when that costs fewer multiply-adds than transforming every source first; the transform
+    first otherwise.
 
     :param x: per node type, (num_src[t], F_in).
     :param relations: the relation of each row of ``weights``.
@@ -87,11 +87,11 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
             transform_first = n_src * in_dim * out_dim + nnz * out_dim
             values = edge_values or {}
             if agg_first <= transform_first:
-                aggs = [spmm(adj.rels[relations[r]], x[relations[r][0]],
-                             values.get(relations[r]), reduce) for r in rs]  # (n_dst, F_in) each
-                stacked = torch.cat(aggs, 1) if len(aggs) > 1 else aggs[0]  # (n_dst, R_t F_in)
-                w = weights[rs].reshape(len(rs) * in_dim, out_dim)  # (R_t F_in, F_out)
-                h = stacked @ w  # (n_dst, F_out)
+                for r in rs:  # sum_r (A_r x_s) W_r, accumulated in place (no concatenation)
+                    rel = relations[r]
+                    agg = spmm(adj.rels[rel], x[rel[0]], values.get(rel), reduce)  # (n_dst, F_in)
+                    # the product's backward needs its inputs only, so h may grow in place
+                    h = agg @ weights[r] if h is None else h.addmm_(agg, weights[r])
             else:
                 for r in rs:
                     rel = relations[r]

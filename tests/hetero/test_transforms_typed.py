@@ -71,6 +71,16 @@ def test_self_loops_on_relations_within_a_type(typed):
         typed(LOOPS + 'relations = ["buys"]\n')
 
 
+def test_dedup_within_each_relation(typed, tmp_path):
+    (tmp_path / "follows.csv").write_text("src,dst,weight\nu1,u2,1\nu1,u2,2\nu3,u1,3\n"
+                                         "u1,u2,4\n")
+    g = typed('[[transform]]\ntype = "dedup"\nweights = "sum"\n').graph
+    s, d = g.edges(etype="follows")
+    assert list(zip(s.tolist(), d.tolist())) == [(0, 1), (2, 0)]
+    assert g.edges["follows"].data["weight"].tolist() == [7.0, 3.0]
+    assert g.num_edges("rev-follows") == 2 and g.num_edges("buys") == 2
+
+
 def test_split_draws_masks_on_the_target_type(typed):
     out = typed('[[transform]]\ntype = "split"\ntrain = 0.5\nval = 0.25\ntest = 0.25\n').graph
     masks = [out.nodes["user"].data[m] for m in ("train_mask", "val_mask", "test_mask")]
@@ -94,4 +104,4 @@ def test_other_transforms_refuse_typed_graphs_in_one_line(run_toml, tmp_path):
 def test_every_registered_transform_says_whether_it_takes_typed_graphs():
     names = {info.name for info in create_host().registry.by_kind("transform")
              if info.cls.typed}
-    assert names == {"normalize_features", "self_loops", "split"}
+    assert names == {"dedup", "normalize_features", "self_loops", "split"}

@@ -13,7 +13,7 @@ from torch import nn
 
 from graphflow.errors import ConfigError, DataError
 from graphflow.nn.typed import Relation, TypedAdjacency
-from graphflow.sparse import spmm
+from graphflow.sparse import Adjacency, spmm
 
 Regularizer = Literal["basis", "bdd", "none"]
 RGCNNorm = Literal["right", "none"]
@@ -56,9 +56,9 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
     r"""Functional R-GCN layer (see :class:`RGCNConv`), before activation and dropout.
 
     For each destination type the relations that end there run in the cheaper order: mean
-    aggregation first, then one product of the aggregates side by side with the stacked
-    :math:`W_r` (one GEMM per destination type), when that costs fewer multiply-adds than
-    transforming every source first; the transform first otherwise.
+    aggregation first, each aggregate's product with :math:`W_r` accumulated into one output,
+    when that costs fewer multiply-adds than transforming every source first; the transform
+    first otherwise.
 
     :param x: per node type, (num_src[t], F_in).
     :param relations: the relation of each row of ``weights``.
@@ -87,11 +87,11 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
             transform_first = n_src * in_dim * out_dim + nnz * out_dim
             values = edge_values or {}
             if agg_first <= transform_first:
-                aggs = [spmm(adj.rels[relations[r]], x[relations[r][0]],
-                             values.get(relations[r]), reduce) for r in rs]  # (n_dst, F_in) each
-                stacked = torch.cat(aggs, 1) if len(aggs) > 1 else aggs[0]  # (n_dst, R_t F_in)
-                w = weights[rs].reshape(len(rs) * in_dim, out_dim)  # (R_t F_in, F_out)
-                h = stacked @ w  # (n_dst, F_out)
+                for r in rs:  # sum_r (A_r x_s) W_r, accumulated in place (no concatenation)
+                    rel = relations[r]
+                    agg = spmm(adj.rels[rel], x[rel[0]], values.get(rel), reduce)  # (n_dst, F_in)
+                    # the product's backward needs its inputs only, so h may grow in place
+                    h = agg @ weights[r] if h is None else h.addmm_(agg, weights[r])
             else:
                 for r in rs:
                     rel = relations[r]
@@ -263,16 +263,35 @@ class RGCNInputConv(nn.Module):
         self.relations: list[Relation] = [tuple(r) for r in schema.relations]
         self.ntypes = list(schema.ntypes)
         self.out_dim, self.norm = out_dim, norm
-
-        def table(t: str) -> nn.Parameter:
-            d = schema.in_dims[t]
-            rows = schema.num_nodes[t] if d is None else d
-            return nn.Parameter(torch.empty(rows, out_dim))
-
-        self.rel_weights = nn.ParameterList(table(s) for s, _, _ in self.relations)
-        self.loop_weights = nn.ParameterList(table(t) for t in self.ntypes) if self_loop \
-            else None
         self.featureless = {t: schema.in_dims[t] is None for t in self.ntypes}
+        sources = schema.sources or {}
+
+        def rows(t: str, rel: Relation | None) -> int:
+            d = schema.in_dims[t]
+            if d is not None:
+                return d
+            if rel is not None and rel in sources:
+                return int(sources[rel].shape[0])  # only the relation's sources
+            return schema.num_nodes[t]
+
+        # A featureless source type's table keeps a row for each node with an out-edge of the
+        # relation only (compact[r] maps node id -> row, -1 elsewhere): the other rows would
+        # never get a gradient.
+        self.compact: list[torch.Tensor | None] = []
+        for i, (s, _, _) in enumerate(self.relations):
+            rel = self.relations[i]
+            if self.featureless[s] and rel in sources:
+                remap = torch.full((schema.num_nodes[s],), -1, dtype=torch.int64)
+                remap[sources[rel]] = torch.arange(sources[rel].shape[0])
+                self.register_buffer(f"compact_{i}", remap, persistent=False)
+                self.compact.append(remap)
+            else:
+                self.compact.append(None)
+        self.rel_weights = nn.ParameterList(
+            nn.Parameter(torch.empty(rows(r[0], r), out_dim)) for r in self.relations)
+        self.loop_weights = nn.ParameterList(
+            nn.Parameter(torch.empty(rows(t, None), out_dim)) for t in self.ntypes) \
+            if self_loop else None
         self.bias = nn.Parameter(torch.empty(out_dim)) if bias else None
         self.reset_parameters()
 
@@ -285,24 +304,38 @@ class RGCNInputConv(nn.Module):
         if self.bias is not None:
             nn.init.zeros_(self.bias)
 
-    def _rows(self, weight: torch.Tensor, t: str, x: torch.Tensor) -> torch.Tensor:
-        """``x W`` for a featured type, the table's rows ``x`` (ids) for a featureless one."""
-        if self.featureless[t]:
-            if x.is_floating_point():
-                raise DataError(f"node type {t!r} was featureless when the model was built but "
-                                f"now has features; rebuild the model")
-            return weight[x]  # (n, F_out): one-hot x times the table
-        return x @ weight
+    def _check_ids(self, t: str, x: torch.Tensor) -> None:
+        if x.is_floating_point():
+            raise DataError(f"node type {t!r} was featureless when the model was built but "
+                            f"now has features; rebuild the model")
+
+    def _message(self, i: int, adj: TypedAdjacency, x: torch.Tensor) -> torch.Tensor:
+        """Relation ``i``'s aggregated messages (num_dst, F_out)."""
+        rel = self.relations[i]
+        a, w = adj.rels[rel], self.rel_weights[i]
+        reduce = "mean" if self.norm == "right" else "sum"
+        if not self.featureless[rel[0]]:
+            return spmm(a, x @ w, None, reduce)
+        self._check_ids(rel[0], x)
+        remap = getattr(self, f"compact_{i}", None) if self.compact[i] is not None else None
+
+        def build() -> Adjacency:  # the relation with table rows as its columns; cached
+            cols = x.index_select(0, a.indices)  # (nnz,) node ids
+            if remap is not None:
+                cols = remap.index_select(0, cols)
+            return Adjacency(a.indptr, cols, a.eids, w.shape[0], a.num_dst, a.values)
+
+        rows = a.cached(("onehot", i, id(x), x.data_ptr()), build)
+        return spmm(rows, w, None, reduce)  # (num_dst, F_out): one-hot x times the table
 
     def forward(self, adj: TypedAdjacency, x: Mapping[str, torch.Tensor]
                 ) -> dict[str, torch.Tensor]:
-        reduce = "mean" if self.norm == "right" else "sum"
         out: dict[str, torch.Tensor] = {}
-        for rel, w in zip(self.relations, self.rel_weights):
-            s, _, t = rel
+        for i, (s, _, t) in enumerate(self.relations):
+            rel = self.relations[i]
             if rel not in adj.rels or s not in x or adj.num_dst.get(t, 0) == 0:
                 continue
-            part = spmm(adj.rels[rel], self._rows(w, s, x[s]), None, reduce)  # (n_dst, F_out)
+            part = self._message(i, adj, x[s])  # (n_dst, F_out)
             out[t] = part if t not in out else out[t] + part
         for i, t in enumerate(self.ntypes):
             n_dst = adj.num_dst.get(t, 0)
@@ -312,7 +345,12 @@ class RGCNInputConv(nn.Module):
             if h is None:
                 h = self.rel_weights[0].new_zeros(n_dst, self.out_dim)
             if self.loop_weights is not None:
-                h = h + self._rows(self.loop_weights[i], t, x[t][:n_dst])
+                w, v = self.loop_weights[i], x[t][:n_dst]
+                if self.featureless[t]:
+                    self._check_ids(t, v)
+                    h = h + w.index_select(0, v)
+                else:
+                    h = h + v @ w
             if self.bias is not None:
                 h = h + self.bias
             out[t] = h

@@ -134,12 +134,15 @@ class TypedSchema:
     :ivar relations: canonical relations ``(src_type, relation, dst_type)``.
     :ivar num_nodes: nodes of each type (sizes of the featureless types' embeddings).
     :ivar in_dims: input width of each type, None for a featureless type.
+    :ivar sources: per relation, the sorted ids of the nodes with an out-edge of it (the rows a
+        one-hot first layer needs), or None when unknown.
     """
 
     ntypes: tuple[str, ...]
     relations: tuple[Relation, ...]
     num_nodes: dict[str, int]
     in_dims: dict[str, int | None]
+    sources: dict[Relation, torch.Tensor] | None = None
 
     @classmethod
     def of(cls, g: dgl.DGLGraph, feats: Mapping[str, torch.Tensor]) -> TypedSchema:
@@ -147,7 +150,8 @@ class TypedSchema:
         ``feats`` are featureless)."""
         return cls(tuple(g.ntypes), tuple(g.canonical_etypes),
                    {t: g.num_nodes(t) for t in g.ntypes},
-                   {t: (int(feats[t].shape[1]) if t in feats else None) for t in g.ntypes})
+                   {t: (int(feats[t].shape[1]) if t in feats else None) for t in g.ntypes},
+                   {r: torch.unique(g.edges(etype=r)[0]) for r in g.canonical_etypes})
 
 
 class TypedInput(nn.Module):

@@ -175,7 +175,8 @@ class TypedMiniBatches:
         total_loss, correct, seen = 0.0, 0.0, 0
         for mb in self.batches():
             adjs = [a.to(dev) for a in mb.adjs]
-            x = {t: self.x[t][ids].to(dev) for t, ids in mb.input_nodes.items()}  # (n_t, F_t)
+            x = {t: self.x[t].index_select(0, ids).to(dev)  # (n_t, F_t) or ids
+                 for t, ids in mb.input_nodes.items()}
             y = self.labels[mb.seeds].to(dev)
             out = self.model(adjs, x)[self.target]  # (B, C)
             loss = self.objective.loss(out.float(), y)

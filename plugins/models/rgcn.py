@@ -48,9 +48,9 @@ class RGCNModel(Model):
     ``RelGraphConv``), with :math:`W_r` decomposed by ``regularizer``. Node types enter
     through a typed input layer: a Linear per featured type whose width differs from
     ``embed_dim``, a learned embedding per featureless type. Needs a typed graph (several
-    node types or relations). The paper's AIFB setting: 2 layers, hidden 16,
-    ``regularizer = "none"``, no dropout, with ``[train] lr = 0.01, weight_decay = 5e-4,
-    epochs = 50``.
+    node types or relations). The paper's AIFB setting (``examples/aifb_rgcn.toml``): 2
+    layers, hidden 16, ``regularizer = "none"``, ``onehot_input = true``, no dropout, with
+    ``[train] lr = 0.01, weight_decay = 0, epochs = 50``.
     """
 
     name = "rgcn"

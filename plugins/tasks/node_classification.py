@@ -12,6 +12,7 @@ import torch
 from graphflow.context import RunContext
 from graphflow.distributed.ddp import ShardedMiniBatches, wrap
 from graphflow.distributed.dist_train import DistMiniBatches, remote_features
+from graphflow.errors import ConfigError
 from graphflow.options import option
 from graphflow.nn.typed import TypedAdjacency
 from graphflow.sparse import Adjacency
@@ -211,6 +212,9 @@ class NodeClassification(SupervisedTask):
                       objective: Objective, feats: dict[str, torch.Tensor], targets: Targets,
                       generator: torch.Generator) -> Any:
         data = ctx.graph()
+        if ctx.world.distributed:
+            raise ConfigError(f"[{ctx.section}] node classification on a typed graph runs in one "
+                              f"process; drop --nproc")
         adj = TypedAdjacency.from_graph(data.graph,
                                         weight="weight" if self.options.edge_weights else None)
         x = typed_node.model_inputs(data, feats)

@@ -106,3 +106,15 @@ def test_no_labelled_type(run_toml, host):
 def test_differing_widths_without_projection(run_toml, host):
     with pytest.raises(ConfigError, match='input widths .* project = "none"'):
         run_toml(pipeline(model_extra='project = "none"'), host=host)
+
+
+def test_typed_tables_example_trains(run_toml):
+    from pathlib import Path
+
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    text = (examples / "typed_tables.toml").read_text().replace(
+        '"data/typed/', f'"{examples}/data/typed/')
+    result = run_toml(text, overrides=["pipeline.cores=1", "train.epochs=30"])
+    assert result.ctx.metrics["test_acc"] > 0.6  # 3 classes
+    table = pq.read_table(result.out_dir / "predictions.parquet")
+    assert table.num_rows == 120  # one row per paper

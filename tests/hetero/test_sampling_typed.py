@@ -80,7 +80,7 @@ type = "typed_neighbor"
 fanouts = [{fanouts}]
 batch_size = 16
 [model]
-type = "rgcn"
+type = "{model}"
 hidden = 16
 [train]
 type = "node_classification"
@@ -119,16 +119,18 @@ def host():
     return create_host(plugins={"typed_test": Plugin()})
 
 
-def test_sampled_training(run_toml, host):
-    result = run_toml(SAMPLED.format(fanouts='5, {cites = 3, rev-in = 1}'), host=host)
+@pytest.mark.parametrize("model", ["rgcn", "hetero"])
+def test_sampled_training(run_toml, host, model):
+    result = run_toml(SAMPLED.format(fanouts='5, {cites = 3, rev-in = 1}', model=model),
+                      host=host)
     assert result.ctx.metrics["train_acc"] > 0.9
 
 
 def test_sampled_fanout_for_unknown_relation(run_toml, host):
     with pytest.raises(ConfigError, match="relation 'citez' is not in the graph"):
-        run_toml(SAMPLED.format(fanouts='5, {citez = 3}'), host=host)
+        run_toml(SAMPLED.format(fanouts='5, {citez = 3}', model="rgcn"), host=host)
 
 
 def test_fanouts_must_match_the_layers(run_toml, host):
     with pytest.raises(ConfigError, match="has 3 entries but .* has 2 message-passing layers"):
-        run_toml(SAMPLED.format(fanouts='5, 5, 5'), host=host)
+        run_toml(SAMPLED.format(fanouts='5, 5, 5', model="rgcn"), host=host)

@@ -4,6 +4,8 @@
   classification (the quickstart, tests, the arxiv-scale benchmark).
 * :func:`rmat`: an R-MAT / Kronecker graph with power-law degrees, for scale
   (1M nodes / 20M edges in seconds).
+* :func:`overlapping_communities`: a multi-label graph of overlapping communities.
+* :func:`powerlaw_communities`: power-law degrees with planted classes (a degree-corrected SBM).
 
 Both return plain tensors; the ``synthetic`` loader turns them into a graph.
 """
@@ -113,6 +115,52 @@ def overlapping_communities(nodes: int, labels: int, degree: float, *, seed: int
     lo, hi = key // nodes, key % nodes
     return Generated(src=torch.cat([lo, hi]), dst=torch.cat([hi, lo]), num_nodes=nodes,
                      label=member.float())
+
+
+def powerlaw_communities(nodes: int, classes: int, degree: float, *, across: float,
+                         exponent: float = 2.5, seed: int = 0) -> Generated:
+    """Undirected degree-corrected SBM with power-law degrees (Karrer & Newman 2011).
+
+    Each node gets a class (uniform) and a Chung-Lu weight ``theta ~ Pareto`` with tail
+    exponent ``exponent`` (``P(theta > x) = x^-(exponent - 1)``, capped at
+    ``sqrt(nodes * degree)``). Each of ``nodes * degree / 2`` edges draws one end in proportion
+    to ``theta`` and, with probability ``1 - across``, the other end in proportion to
+    ``theta`` within the first end's class, else among all nodes. Self-loops and duplicates are
+    dropped, so the mean degree comes out slightly below ``degree``; hubs get degrees of about
+    ``degree * theta / mean(theta)``.
+
+    :returns: edges in both directions; ``label`` int64 (N,).
+    """
+    if nodes <= 1 or classes <= 0 or degree <= 0 or not 0 <= across <= 1 or exponent <= 1:
+        raise ValueError("powerlaw_communities needs nodes > 1, classes > 0, degree > 0, "
+                         "across in [0, 1] and exponent > 1")
+    gen = torch.Generator().manual_seed(seed)
+    label = torch.randint(classes, (nodes,), generator=gen)  # (N,)
+    u01 = torch.rand(nodes, generator=gen, dtype=torch.float64)
+    theta = ((1.0 - u01) ** (-1.0 / (exponent - 1.0))).clamp(max=(nodes * degree) ** 0.5)
+    order = torch.argsort(label, stable=True)  # (N,) nodes grouped by class
+    cum = torch.cumsum(theta[order], 0)  # (N,)
+    end = torch.cumsum(torch.bincount(label, minlength=classes), 0)  # (C,)
+    hi_mass = cum[(end - 1).clamp(min=0)] * (end > 0)  # (C,) mass up to each class's end
+    lo_mass = torch.cat([torch.zeros(1, dtype=torch.float64), hi_mass[:-1]])  # (C,)
+    m = int(nodes * degree / 2)
+
+    def draw(lo: torch.Tensor, hi: torch.Tensor) -> torch.Tensor:  # (m,) by theta in [lo, hi)
+        x = lo + torch.rand(lo.shape, generator=gen, dtype=torch.float64) * (hi - lo)
+        return order[torch.searchsorted(cum, x, right=True).clamp(max=nodes - 1)]
+
+    zero = torch.zeros(m, dtype=torch.float64)
+    total = torch.full((m,), float(cum[-1]), dtype=torch.float64)
+    u = draw(zero, total)  # (m,)
+    inside = torch.rand(m, generator=gen) >= across  # (m,)
+    c = label[u]
+    v = torch.where(inside, draw(lo_mass[c], hi_mass[c]), draw(zero, total))
+    keep = u != v
+    lo, hi = torch.minimum(u[keep], v[keep]), torch.maximum(u[keep], v[keep])
+    key = torch.unique(lo * nodes + hi)
+    lo, hi = key // nodes, key % nodes
+    return Generated(src=torch.cat([lo, hi]), dst=torch.cat([hi, lo]), num_nodes=nodes,
+                     label=label)
 
 
 def rmat(nodes: int, edges: int, *, seed: int = 0, a: float = 0.57, b: float = 0.19,

@@ -70,3 +70,22 @@ def test_overlapping_communities_are_undirected_multilabel_and_dense():
     assert torch.equal(again.src, g.src) and torch.equal(again.label, g.label)
     with pytest.raises(ValueError, match="within in"):
         overlapping_communities(600, 12, 40.0, within=1.5)
+
+
+def test_powerlaw_communities_have_hubs_planted_classes_and_no_duplicates():
+    from graphflow.io.synthetic import powerlaw_communities
+
+    g = powerlaw_communities(2000, 4, 10.0, across=0.2, seed=5)
+    assert g.label.shape == (2000,) and g.label.dtype == torch.int64
+    key = g.src * 2000 + g.dst
+    assert torch.equal(torch.sort(key).values, torch.sort(g.dst * 2000 + g.src).values)
+    assert key.unique().numel() == key.numel() and not (g.src == g.dst).any()
+    degree = torch.bincount(g.src, minlength=2000)
+    assert 7 < degree.float().mean() <= 10  # near the target, below it (duplicates dropped)
+    assert degree.max() > 10 * degree.float().median()  # hubs: a heavy tail
+    inside = (g.label[g.src] == g.label[g.dst]).float().mean()
+    assert 0.75 < inside < 0.9  # 80% drawn inside a class, plus chance meetings
+    again = powerlaw_communities(2000, 4, 10.0, across=0.2, seed=5)
+    assert torch.equal(again.src, g.src) and torch.equal(again.label, g.label)
+    with pytest.raises(ValueError, match="exponent > 1"):
+        powerlaw_communities(100, 2, 5.0, across=0.2, exponent=1.0)

@@ -101,7 +101,7 @@ P, Q = 0.25, 4.0
 STEPS = 80
 SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.runtime.calibrate)
 WALKS_PER_NODE, WINDOW, DIM, NEGATIVES = 10, 10, 128, 5
-LR = SkipGramOptions().lr  # the skipgram task's default (0.03; gensim keeps its own 0.025)
+LR = SkipGramOptions().lr  # the skipgram task's default (0.025, as gensim's)
 
 
 def sync(device: torch.device) -> None:

@@ -111,15 +111,18 @@ NOISE_FACTOR = 2
 SUM_LIMIT = 4
 """A row's gradients within one batch add up to this many; beyond, ``SUM_LIMIT`` x their mean."""
 
-DEFAULT_LR = 0.03
-"""The ``skipgram`` task's initial learning rate: a little above word2vec's 0.025, because the
-row cap (:data:`SUM_LIMIT`) shortens the steps of rows that repeat within a batch. On the walks
-of ``benchmarks/node2vec.py`` (2 Hogwild workers, training seeds 0-3), the 20k-node SBM, whose
-p = 0.25 walks keep stepping back (44% of a step's tokens lie in rows seen more than 4 times),
-gave macro-F1 0.7725 / 0.7766 / 0.7810 / 0.7785 at 0.025 and 0.7787 / 0.7795 / 0.7883 / 0.7810
-at 0.03 (higher for every seed); the dense graph (3% of tokens in such rows) 0.266 / 0.256 /
-0.270 / 0.238 and 0.268 / 0.266 / 0.262 / 0.237 (no difference). 0.035 still gave 0.784 /
-0.780, but 0.04 fell to 0.73-0.74 on the SBM and 0.06 diverged: 0.03 keeps a margin."""
+DEFAULT_LR = 0.025
+"""The ``skipgram`` task's initial learning rate: word2vec's 0.025. A higher 0.03 gained about
+half a point of macro-F1 on the 20k-node SBM of ``benchmarks/node2vec.py`` (2 Hogwild
+workers, training seeds 0-3: 0.7819 against 0.7772), where p = 0.25 walks keep stepping back
+and the row cap (:data:`SUM_LIMIT`) shortens the steps of repeated rows, and tied on its dense
+graph; but it lost on Cora and CiteSeer with 2 and 4 workers (``benchmarks/defaults.py``:
+lower test accuracy in 7 of 8 paired cells, native and AVX2-capped, by 1.7 and 1.2 points on
+average), where CiteSeer's loss per pair also climbed with the rate (2 workers: 1.48 at
+0.025, 1.61 at 0.03, 2.47 at 0.035). On the graphs that played no part in this choice
+(karate, a power-law graph, a weighted graph, the dense generator at 3k nodes:
+docs/node2vec.md, "Defaults checked on other graphs") the two rates tie within a training
+seed's spread, and no cell stopped on a non-finite value."""
 
 INIT_HOPS = 4
 """Default transition steps of the input vectors' graph-smoothed start (0: word2vec's random

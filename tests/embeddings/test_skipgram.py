@@ -261,7 +261,7 @@ def test_hogwild_workers_count_the_other_workers_expected_occurrences_in_the_row
 
 
 def test_default_lr_trains_stably_on_walks_that_step_back_on_hogwild_workers():
-    """The task's default rate (above word2vec's 0.025, see DEFAULT_LR) stays stable where
+    """The task's default rate (word2vec's 0.025, see DEFAULT_LR) stays stable where
     p = 0.25 walks keep returning, so that rows repeat within a step and hit the row cap,
     with two Hogwild workers, as on the benchmark's SBM: finite tables, communities apart."""
     from graphflow.io.synthetic import sbm

@@ -200,8 +200,10 @@ def test_two_hogwild_workers_at_a_diverging_rate_fail_cleanly_and_write_no_nan(c
 
 
 def test_two_hogwild_workers_at_the_default_rate_train_finite_embeddings(cli, tmp_path):
+    from graphflow.embeddings.skipgram import DEFAULT_LR
+
     path = tmp_path / "p.toml"
-    path.write_text(HUBS.format(lr=0.03))
+    path.write_text(HUBS.format(lr=DEFAULT_LR))
     out = tmp_path / "out"
     code, _, err = cli("run", path, "--out-dir", out, "--quiet")
     assert code == 0, err

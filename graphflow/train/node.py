@@ -101,10 +101,14 @@ class FullBatch:
         self.inference_batch_size = inference_batch_size
         self.progress = progress
 
+    def forward(self) -> torch.Tensor:
+        """The model's output rows for every labelled node, (N, C)."""
+        return self.model(self.adj, self.x)
+
     def train_epoch(self, epoch: int) -> dict[str, float]:
         self.model.train()
         with self.stepper.autocast():
-            out = self.model(self.adj, self.x)[self.train_ids]  # (n_train, C)
+            out = self.forward()[self.train_ids]  # (n_train, C)
             loss = self.objective.loss(out.float(), self.labels[self.train_ids])
         self.stepper.step(loss)
         report = self.objective.report(out.detach(), self.labels[self.train_ids])
@@ -119,7 +123,7 @@ class FullBatch:
                 out = self.model.inference(self.adj, self.x, batch_size=self.inference_batch_size,
                                            device=self.stepper.device, progress=self.progress)
             else:
-                out = self.model(self.adj, self.x)
+                out = self.forward()
         return out.float()
 
 

@@ -18,7 +18,7 @@ from torch import nn
 from graphflow.errors import ConfigError, DataError
 from graphflow.nn.typed import TypedAdjacency, TypedSchema, full_input
 from graphflow.train.inputs import SPLITS, Targets, _check_finite
-from graphflow.train.node import Objective, Stepper
+from graphflow.train.node import FullBatch, Objective, Stepper
 
 if TYPE_CHECKING:
     from graphflow.graph import GraphData
@@ -117,8 +117,10 @@ def build_typed_model(component: Any, data: GraphData, feats: dict[str, torch.Te
     return component.build_typed(TypedSchema.of(data.graph, feats), num_classes, registry)
 
 
-class TypedFullBatch:
-    """Full-graph training on a typed graph: adjacencies, inputs and labels on the device."""
+class TypedFullBatch(FullBatch):
+    """Full-graph training on a typed graph (:class:`FullBatch`'s epoch and predictions):
+    per-relation adjacencies, per-type inputs and the target type's labels on the device;
+    the model's output rows are the target type's."""
 
     def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
                  adj: TypedAdjacency, x: dict[str, torch.Tensor], target: str,
@@ -129,20 +131,11 @@ class TypedFullBatch:
         self.x = {t: v.to(dev) for t, v in x.items()}
         self.labels = labels.to(dev)  # (n_target,)
         self.train_ids = train_ids.to(dev)  # (n_train,)
+        self.inference_batch_size, self.progress = 0, None  # one full-graph forward
 
-    def train_epoch(self, epoch: int) -> dict[str, float]:
-        self.model.train()
-        out = self.model(self.adj, self.x)[self.target][self.train_ids]  # (n_train, C)
-        loss = self.objective.loss(out.float(), self.labels[self.train_ids])
-        self.stepper.step(loss)
-        report = self.objective.report(out.detach(), self.labels[self.train_ids])
-        return {"loss": loss.item(), "train_acc": report["acc"]}
-
-    @torch.no_grad()
-    def logits(self) -> torch.Tensor:
-        """(n_target, C) float32 on the device, eval mode, full neighbourhoods."""
-        self.model.eval()
-        return self.model(self.adj, self.x)[self.target].float()
+    def forward(self) -> torch.Tensor:
+        """(n_target, C): the target type's rows of the model's per-type output."""
+        return self.model(self.adj, self.x)[self.target]
 
 
 class TypedMiniBatches:

@@ -8,6 +8,32 @@ from graphflow.nn.stack import Activation, Norm
 from graphflow.options import option
 
 
+def check_widths(hidden: int | list[int], layers: int | None) -> None:
+    """``hidden`` (one width, or one per hidden layer) and ``layers`` of a stack agree and
+    are positive, else a ``ValueError`` saying what to change."""
+    widths = hidden if isinstance(hidden, list) else [hidden]
+    if not widths or any(w < 1 for w in widths):
+        raise ValueError(f"hidden widths must be positive, got {hidden}")
+    if layers is not None and layers < 1:
+        raise ValueError(f"layers must be >= 1, got {layers}")
+    if isinstance(hidden, list) and layers is not None and layers != len(hidden) + 1:
+        raise ValueError(
+            f"hidden lists {len(hidden)} widths (one per hidden layer), so layers must be "
+            f"{len(hidden) + 1}, not {layers}; drop layers or make them agree")
+
+
+def num_layers(hidden: int | list[int], layers: int | None) -> int:
+    """Message-passing layers: ``len(hidden) + 1`` for a list, else ``layers`` (default 2)."""
+    if isinstance(hidden, list):
+        return len(hidden) + 1
+    return 2 if layers is None else layers
+
+
+def hidden_widths(hidden: int | list[int], layers: int | None) -> list[int]:
+    """The width of each hidden layer."""
+    return hidden if isinstance(hidden, list) else [hidden] * (num_layers(hidden, layers) - 1)
+
+
 @dataclass
 class StackOptions:
     """``[model]`` options common to every layer stack."""
@@ -25,17 +51,7 @@ class StackOptions:
         False, "Skip connection around each hidden layer (linear when widths differ).")
 
     def __post_init__(self) -> None:
-        widths = self.hidden if isinstance(self.hidden, list) else [self.hidden]
-        if not widths or any(w < 1 for w in widths):
-            raise ValueError(f"hidden widths must be positive, got {self.hidden}")
-        if self.layers is not None and self.layers < 1:
-            raise ValueError(f"layers must be >= 1, got {self.layers}")
-        if isinstance(self.hidden, list) and self.layers is not None \
-                and self.layers != len(self.hidden) + 1:
-            raise ValueError(
-                f"hidden lists {len(self.hidden)} widths (one per hidden layer), so layers "
-                f"must be {len(self.hidden) + 1}, not {self.layers}; drop layers or make "
-                f"them agree")
+        check_widths(self.hidden, self.layers)
         for name in ("dropout", "input_dropout"):
             p = getattr(self, name)
             if p is not None and not 0 <= p < 1:
@@ -43,13 +59,10 @@ class StackOptions:
 
     @property
     def num_layers(self) -> int:
-        if isinstance(self.hidden, list):
-            return len(self.hidden) + 1
-        return 2 if self.layers is None else self.layers
+        return num_layers(self.hidden, self.layers)
 
     def dims(self, in_dim: int, out_dim: int, hidden_scale: int = 1) -> list[int]:
         """The ``layers + 1`` widths: input, each hidden width (times ``hidden_scale``, e.g.
         concatenated attention heads), output."""
-        n = self.num_layers
-        hidden = self.hidden if isinstance(self.hidden, list) else [self.hidden] * (n - 1)
+        hidden = hidden_widths(self.hidden, self.layers)
         return [in_dim, *(w * hidden_scale for w in hidden), out_dim]

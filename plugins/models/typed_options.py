@@ -8,6 +8,7 @@ from typing import Literal
 from graphflow.nn.stack import Activation
 from graphflow.nn.typed import TypedInput, TypedSchema
 from graphflow.options import option
+from graphflow_plugins.models.options import check_widths, hidden_widths, num_layers
 
 
 @dataclass
@@ -33,15 +34,7 @@ class TypedStackOptions:
                'needs optimizer = "sgd").')
 
     def __post_init__(self) -> None:
-        widths = self.hidden if isinstance(self.hidden, list) else [self.hidden]
-        if not widths or any(w < 1 for w in widths):
-            raise ValueError(f"hidden widths must be positive, got {self.hidden}")
-        if self.layers is not None and self.layers < 1:
-            raise ValueError(f"layers must be >= 1, got {self.layers}")
-        if isinstance(self.hidden, list) and self.layers is not None \
-                and self.layers != len(self.hidden) + 1:
-            raise ValueError(f"hidden lists {len(self.hidden)} widths, so layers must be "
-                             f"{len(self.hidden) + 1}, not {self.layers}; drop layers")
+        check_widths(self.hidden, self.layers)
         if not 0 <= self.dropout < 1:
             raise ValueError(f"dropout must lie in [0, 1), got {self.dropout}")
         if self.embed_dim is not None and self.embed_dim < 1:
@@ -49,14 +42,11 @@ class TypedStackOptions:
 
     @property
     def num_layers(self) -> int:
-        if isinstance(self.hidden, list):
-            return len(self.hidden) + 1
-        return 2 if self.layers is None else self.layers
+        return num_layers(self.hidden, self.layers)
 
     def dims(self, out_dim: int) -> list[int]:
         """The ``layers + 1`` widths: the input width, each hidden width, the output."""
-        n = self.num_layers
-        hidden = self.hidden if isinstance(self.hidden, list) else [self.hidden] * (n - 1)
+        hidden = hidden_widths(self.hidden, self.layers)
         first = self.embed_dim or (hidden[0] if hidden else out_dim)
         return [first, *hidden, out_dim]
 

@@ -416,7 +416,8 @@ def report(cells: list[dict[str, Any]], cases: dict[str, str], metric: dict[str,
                 if (c["lr"], c["init_hops"]) != a or c["status"] != "ok":
                     continue
                 other = [o for o in mine if (o["lr"], o["init_hops"]) == b and o["status"] == "ok"
-                         and (o["row"], o["workers"], o["seed"]) == (c["row"], c["workers"], c["seed"])]
+                         and (o["row"], o["workers"], o["seed"])
+                         == (c["row"], c["workers"], c["seed"])]
                 if other:
                     pairs.append(c[key] - other[0][key])
             if pairs:
@@ -534,7 +535,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{time.perf_counter() - t0:.0f} s wall.")
     summary = report(cells, described, metric)
     print(json.dumps({"benchmark": "defaults", "default_lr": DEFAULT_LR,
-                      "default_init_hops": INIT_HOPS, "cells_left_out": left, "graphs": described, "metric": metric,
+                      "default_init_hops": INIT_HOPS, "cells_left_out": left,
+                      "graphs": described, "metric": metric,
                       "summary": summary, "cells": cells}))
     return 0
 

@@ -116,11 +116,11 @@ DEFAULT_LR = 0.025
 half a point of macro-F1 on the 20k-node SBM of ``benchmarks/node2vec.py`` (2 Hogwild
 workers, training seeds 0-3: 0.7819 against 0.7772), where p = 0.25 walks keep stepping back
 and the row cap (:data:`SUM_LIMIT`) shortens the steps of repeated rows, and tied on its dense
-graph; but it lost on Cora and CiteSeer with 2 and 4 workers (``benchmarks/defaults.py``:
-lower test accuracy in 7 of 8 paired cells, native and AVX2-capped, by 1.7 and 1.2 points on
-average), where CiteSeer's loss per pair also climbed with the rate (2 workers: 1.48 at
-0.025, 1.61 at 0.03, 2.47 at 0.035). On the graphs that played no part in this choice
-(karate, a power-law graph, a weighted graph, the dense generator at 3k nodes:
+graph; but it lost on Cora and CiteSeer (``benchmarks/defaults.py``: lower test accuracy in
+20 of 22 paired cells, 1, 2 and 4 workers, native and AVX2-capped, two training seeds; by 1.4
+and 1.1 points on average), where CiteSeer's loss per pair also climbed with the rate (2
+workers: 1.48 at 0.025, 1.61 at 0.03, 2.47 at 0.035). On the graphs that played no part in
+this choice (karate, a power-law graph, a weighted graph, the dense generator at 3k nodes:
 docs/node2vec.md, "Defaults checked on other graphs") the two rates tie within a training
 seed's spread, and no cell stopped on a non-finite value."""
 

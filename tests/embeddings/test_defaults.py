@@ -37,7 +37,8 @@ def test_the_tasks_defaults_are_the_checked_ones():
     from graphflow_plugins.embeddings.skipgram import SkipGramOptions
 
     assert (SkipGramOptions().lr, SkipGramOptions().init_hops) == (DEFAULT_LR, INIT_HOPS)
-    assert (DEFAULT_LR, INIT_HOPS) == (0.025, 4)  # docs/node2vec.md "Defaults checked on other graphs"
+    # docs/node2vec.md, "Defaults checked on other graphs"
+    assert (DEFAULT_LR, INIT_HOPS) == (0.025, 4)
 
 
 @pytest.mark.parametrize("init_hops", [0, INIT_HOPS])

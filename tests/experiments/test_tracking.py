@@ -77,7 +77,7 @@ def test_mlflow_and_tensorboard_hold_the_run(run_toml, tmp_path):
     assert [f.path for f in client.list_artifacts(run.info.run_id, "model")] == \
         ["model/checkpoint.pt"]
     assert [f.path for f in client.list_artifacts(run.info.run_id, "outputs")] == \
-        ["outputs/predictions.parquet"]
+        ["outputs/model", "outputs/predictions.parquet"]  # the model bundle, the export
     run_json = client.download_artifacts(run.info.run_id, "run.json", str(out / "dl"))
     assert json.loads(open(run_json).read())["config_hash"] == record["config_hash"]
 

@@ -433,19 +433,30 @@ def sqlite_storage(path: Path) -> Any:
     """Optuna's storage on the SQLite file ``path``, set for several processes and a report
     every epoch: write-ahead logging (readers do not wait for a writer), ``synchronous =
     NORMAL`` (a commit does not wait for the disk; a power cut may lose the last trials'
-    states, which then run again) and a minute's wait for the lock instead of 5 s."""
+    states, which then run again) and a minute's wait for the lock instead of 5 s.
+
+    Every transaction begins ``IMMEDIATE`` (it takes the write lock first). Optuna claims a
+    queued trial by reading its state and then writing ``RUNNING``, relying on ``SELECT ...
+    FOR UPDATE``, which SQLite ignores: with plain deferred transactions two workers could
+    both read ``WAITING`` and run the same trial."""
     import sqlite3
 
     import optuna
+    import sqlalchemy
 
     def connect() -> sqlite3.Connection:
-        connection = sqlite3.connect(str(path), timeout=60, check_same_thread=False)
+        # isolation_level=None: the driver leaves BEGIN to SQLAlchemy's "begin" event below
+        connection = sqlite3.connect(str(path), timeout=60, check_same_thread=False,
+                                     isolation_level=None)
         connection.execute("PRAGMA journal_mode=WAL")
         connection.execute("PRAGMA synchronous=NORMAL")
         return connection
 
-    return optuna.storages.RDBStorage(f"sqlite:///{path.resolve()}",
-                                      engine_kwargs={"creator": connect})
+    storage = optuna.storages.RDBStorage(f"sqlite:///{path.resolve()}",
+                                         engine_kwargs={"creator": connect})
+    sqlalchemy.event.listen(storage.engine, "begin",
+                            lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+    return storage
 
 
 def requeue(study: Any, trial: Any, reason: str, *, killed_worker: bool = False) -> None:

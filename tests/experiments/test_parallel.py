@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -13,6 +14,7 @@ import optuna
 import pytest
 
 from graphflow.experiments.parallel import Slot, split
+from graphflow.experiments.sweep import sqlite_storage
 
 SWEEP = """
 [pipeline]
@@ -49,6 +51,30 @@ def test_split_gives_each_job_its_share_of_the_cores():
     assert split(3, 2, [0, 1]) == [Slot(0, 1, (0,)), Slot(1, 1, (1,)), Slot(2, 1, (0,))]
     with pytest.raises(ValueError):
         split(0, 2, [0, 1])
+
+
+def test_workers_never_claim_the_same_queued_trial(tmp_path):
+    """Optuna claims a queued trial by reading WAITING, then writing RUNNING; SQLite ignores
+    its SELECT ... FOR UPDATE, so the sweep's storage must serialise the two (else two
+    workers run one trial and the second cannot tell it)."""
+    optuna.logging.set_verbosity(optuna.logging.ERROR)
+    path = tmp_path / "s.db"
+    study = optuna.create_study(study_name="s", storage=sqlite_storage(path))
+    for i in range(40):
+        study.enqueue_trial({"x": i / 40})
+    claimed: list[int] = []
+
+    def worker() -> None:  # a storage (its own connections) each, as a worker process has
+        mine = optuna.load_study(study_name="s", storage=sqlite_storage(path))
+        for _ in range(10):
+            claimed.append(mine.ask({"x": optuna.distributions.FloatDistribution(0, 1)}).number)
+
+    threads = [threading.Thread(target=worker) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert sorted(claimed) == list(range(40))  # each queued trial exactly once
 
 
 def workers_of(root: Path) -> list[int]:
@@ -134,7 +160,9 @@ def sweep(tmp_path):
 
 
 def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
-    s = sweep(trials=12, epochs=200)
+    # enough trials that the replacement cannot finish them all before SIGTERM reaches it,
+    # even when the survivor is slow (a loaded machine)
+    s = sweep(trials=30, epochs=300)
     s.start()
     s.wait_until(lambda: len(workers_of(s.root)) == 2 and (s.root / "sweep.db").exists()
                  and len(s.finished()) >= 1)
@@ -151,20 +179,20 @@ def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
     assert len(dead) == 1 and f"(pid {victim}) killed by SIGKILL" in dead[0], out + err
     assert "a new worker takes its place" in dead[0]
     before = s.finished()
-    assert 1 <= len(before) < 12, out + err
+    assert 1 <= len(before) < 30, out + err
 
     again = subprocess.run(s.cmd, capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
-    assert f"resuming par: {len(before)} of 12 trials done" in again.stdout
+    assert f"resuming par: {len(before)} of 30 trials done" in again.stdout
     after = s.finished()
     assert {p: after[p] for p in before} == before  # no finished trial ran again
-    assert len(after) == 12 and workers_of(s.root) == []
+    assert len(after) == 30 and workers_of(s.root) == []
     study = s.study()
     done = study.get_trials(states=(optuna.trial.TrialState.COMPLETE,))
-    assert len(done) == 12 and len({t.user_attrs["pid"] for t in done}) >= 3
+    assert len(done) == 30 and len({t.user_attrs["pid"] for t in done}) >= 3
     for record in after:  # every trial ran on its worker's share: one thread
         run = json.loads(record.read_text())
         plan = next(st["cores"] for st in run["stages"] if "cores" in st)
         assert plan["cores"] == 1 and plan["threads"] == 1
     summary = json.loads((s.root / "summary.json").read_text())
-    assert summary["trials"] == 12 and summary["best_value"] == study.best_value
+    assert summary["trials"] == 30 and summary["best_value"] == study.best_value

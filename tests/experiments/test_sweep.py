@@ -56,6 +56,8 @@ def finished_runs(root: Path) -> dict[Path, float]:
 
 def test_a_sweep_stopped_by_sigterm_resumes_without_repeating_finished_trials(tmp_path):
     path, root = write(tmp_path), tmp_path / "sweep"
+    # trials long enough (about a second) that SIGTERM lands before the last one ends
+    path.write_text(path.read_text().replace("epochs = 3", "epochs = 600"))
     cmd = [sys.executable, "-m", "graphflow", "sweep", str(path), "--out-dir", str(root)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:

@@ -3,8 +3,11 @@
 For each layer, from the output side, every relation ``(s, r, t)`` whose destination type ``t``
 has frontier nodes draws up to ``fanout(layer, r)`` of each frontier node's in-edges of that
 relation, uniformly without replacement (all of them for ``-1``), vectorised over the
-frontier with graphflow's sampler kernels (:func:`graphflow.sampling.per_row.sample_rows` on
-one in-edge CSC per relation). The block's source nodes of each type are its destination nodes
+frontier with graphflow's sampler kernels (:func:`graphflow.sampling.per_row.sample_rows`).
+The in-edge CSCs of the relations that end at one node type are stacked into one CSC whose
+rows are (relation, node) pairs, so the relations of a destination type that share a fanout
+are sampled in one call (one call per relation cost as much as the sampling itself on graphs
+with many relations). The block's source nodes of each type are its destination nodes
 of that type followed by the newly reached ones (DGL's ``to_block`` convention), and each
 relation becomes one :class:`~graphflow.sparse.Adjacency` in a
 :class:`~graphflow.nn.typed.TypedAdjacency`. The next layer's frontier is this block's source
@@ -74,14 +77,26 @@ class TypedNeighborGraph:
     def __init__(self, g: dgl.DGLGraph):
         self.relations: list[Relation] = list(g.canonical_etypes)
         self.num_nodes = {t: g.num_nodes(t) for t in g.ntypes}
-        self.csc: dict[Relation, CSCGraph] = {}
-        for rel in self.relations:
-            src, dst, eid = g.edges(form="all", etype=rel)
-            order = torch.sort(dst, stable=True).indices  # (E_r,) grouped by destination
-            counts = torch.bincount(dst, minlength=self.num_nodes[rel[2]])
-            indptr = torch.zeros(self.num_nodes[rel[2]] + 1, dtype=torch.int64)
-            torch.cumsum(counts, 0, out=indptr[1:])
-            self.csc[rel] = CSCGraph(indptr, src[order], eid[order])
+        # per destination type t: one CSC over the rows (relation j, node v) = j * n_t + v of
+        # the relations ending at t, in self.relations order
+        self.csc: dict[str, CSCGraph] = {}
+        self.row_offset: dict[Relation, int] = {}
+        for t in self.num_nodes:
+            rels = [rel for rel in self.relations if rel[2] == t]
+            if not rels:
+                continue
+            n_t = self.num_nodes[t]
+            counts, sources, eids = [], [], []
+            for j, rel in enumerate(rels):
+                src, dst, eid = g.edges(form="all", etype=rel)
+                order = torch.sort(dst, stable=True).indices  # (E_r,) grouped by destination
+                counts.append(torch.bincount(dst, minlength=n_t))
+                sources.append(src[order])
+                eids.append(eid[order])
+                self.row_offset[rel] = j * n_t
+            indptr = torch.zeros(len(rels) * n_t + 1, dtype=torch.int64)
+            torch.cumsum(torch.cat(counts), 0, out=indptr[1:])
+            self.csc[t] = CSCGraph(indptr, torch.cat(sources), torch.cat(eids))
         # (n_t,) global -> local id of the block being built; every entry read is written first
         self._table = {t: torch.empty(n, dtype=torch.int64) for t, n in self.num_nodes.items()}
         self._flags = {t: torch.zeros(n, dtype=torch.bool) for t, n in self.num_nodes.items()}
@@ -95,17 +110,10 @@ class TypedNeighborGraph:
         adjs: list[TypedAdjacency] = []
         layer_nodes: list[dict[str, torch.Tensor]] = []
         for fanout in reversed(fanouts):
-            picked: dict[Relation, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+            picked = self._sample_layer(dst, fanout, generator)
+            picked = {rel: picked[rel] for rel in self.relations if rel in picked}
             reached: dict[str, list[torch.Tensor]] = {}
-            for rel in self.relations:
-                d = dst.get(rel[2])
-                k = fanout[rel]
-                if d is None or d.numel() == 0 or k == 0:
-                    continue
-                csc = self.csc[rel]
-                indptr, pos = sample_rows(csc, d, k, replace=False, generator=generator)
-                nbr, eids = csc.gather(pos)  # (nnz,) source ids in the source type, edge ids
-                picked[rel] = (indptr, nbr, eids)
+            for rel, (_, nbr, _) in picked.items():
                 reached.setdefault(rel[0], []).append(nbr)
             src: dict[str, torch.Tensor] = {}
             for t in self.num_nodes:
@@ -128,6 +136,31 @@ class TypedNeighborGraph:
         adjs.reverse()
         layer_nodes.reverse()
         return TypedMiniBatch(seeds=seeds, input_nodes=dst, adjs=adjs, src_nodes=layer_nodes)
+
+    def _sample_layer(self, dst: Mapping[str, torch.Tensor], fanout: Mapping[Relation, int],
+                      generator: torch.Generator | None
+                      ) -> dict[Relation, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+        """Per relation: ``indptr`` (n_dst + 1,), sources, edge ids of the in-edges drawn for
+        the frontier ``dst``; one ``sample_rows`` call per destination type and fanout."""
+        picked: dict[Relation, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+        for t, d in dst.items():
+            n = d.numel()
+            if n == 0 or t not in self.csc:
+                continue
+            groups: dict[int, list[Relation]] = {}
+            for rel in self.relations:
+                if rel[2] == t and fanout[rel] != 0:
+                    groups.setdefault(fanout[rel], []).append(rel)
+            csc = self.csc[t]
+            for k, rels in groups.items():
+                rows = torch.cat([d + self.row_offset[rel] for rel in rels])  # (R n,)
+                indptr, pos = sample_rows(csc, rows, k, replace=False, generator=generator)
+                nbr, eids = csc.gather(pos)  # (nnz,) source ids in each source type, edge ids
+                cuts = indptr[::n].tolist()  # (R + 1,) each relation's first edge
+                for j, rel in enumerate(rels):
+                    a, b = cuts[j], cuts[j + 1]
+                    picked[rel] = (indptr[j * n:(j + 1) * n + 1] - a, nbr[a:b], eids[a:b])
+        return picked
 
     def _relabel(self, t: str, dst: torch.Tensor, nbr: torch.Tensor) -> torch.Tensor:
         """``cat(dst, new)`` with ``new`` the sorted ids of ``nbr`` not in ``dst``; leaves the

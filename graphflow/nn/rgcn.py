@@ -92,21 +92,25 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
                     agg = spmm(adj.rels[rel], x[rel[0]], values.get(rel), reduce)  # (n_dst, F_in)
                     # the product's backward needs its inputs only, so h may grow in place
                     h = agg @ weights[r] if h is None else h.addmm_(agg, weights[r])
+                owned = True  # h is this function's own product: later terms add in place
             else:
                 for r in rs:
                     rel = relations[r]
                     part = spmm(adj.rels[rel], x[rel[0]] @ weights[r], values.get(rel),
                                 reduce)  # (n_dst, F_out)
                     h = part if h is None else h + part
+                owned = len(rs) > 1
         if h is None:
             first = next(iter(x.values()))
-            h = first.new_zeros(n_dst, out_dim)
-        if bias is not None:
-            h = h + bias
+            h, owned = first.new_zeros(n_dst, out_dim), True
         if loop_weight is not None:
             if t not in x:
                 raise DataError(f"node type {t!r} has destinations but no input rows")
-            h = h + x[t][:n_dst] @ loop_weight  # (n_dst, F_out)
+            x_dst = x[t][:n_dst]  # (n_dst, F_in)
+            h = h.addmm_(x_dst, loop_weight) if owned else torch.addmm(h, x_dst, loop_weight)
+            owned = True
+        if bias is not None:
+            h = h.add_(bias) if owned else h + bias
         out[t] = h
     return out
 

@@ -8,7 +8,7 @@
    model in graphflow (``[model] type = "rgcn"``, ``regularizer = "basis"``, ``num_bases`` =
    relations, ``self_loop = false``, ``embed_dim = 16``) on its per-relation CSRs. Each epoch:
    forward, cross-entropy on the 140 training people, backward, Adam step.
-2. **Sampled, generated typed graph** (seeded; 4 node types, 6 relations with their reverses,
+2. **Sampled, generated typed graph** (seeded; 4 node types, 4 relations with their reverses,
    ``--edges`` in all, default 1.2M; 64 features on every type, 8 classes on ``paper``):
    DGL's recipe (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + a ``HeteroGraphConv``
    of ``GraphConv(norm="right")`` per relation with a self-loop weight and bias per layer,
@@ -126,7 +126,7 @@ def bench_full(data: GraphData, epochs: int) -> dict[str, float]:
 
 # ----------------------------------------------------------------------- generated, sampled
 def generate(edges: int, seed: int, features: int = 64, classes: int = 8) -> GraphData:
-    """A seeded typed graph: papers, authors, institutions, fields; 6 relations + reverses."""
+    """A seeded typed graph: papers, authors, institutions, fields; 4 relations + reverses."""
     gen = torch.Generator().manual_seed(seed)
     n = {"paper": 100_000, "author": 60_000, "institution": 2_000, "field": 500}
     share = {("author", "writes", "paper"): 0.30, ("paper", "cites", "paper"): 0.30,

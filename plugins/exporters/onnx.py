@@ -5,14 +5,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from graphflow.components import Exporter, What
-from graphflow.context import RunContext
+from graphflow.components import What
 from graphflow.options import option
-from graphflow.portable.signature import edge_weights_used, weight_note
 from graphflow.portable import export_onnx
 from graphflow.portable.onnx import DEFAULT_OPSET, MAX_OPSET, MIN_OPSET
+from graphflow_plugins.exporters.portable import PortableExporter
 
 
 @dataclass
@@ -32,7 +31,7 @@ class OnnxExportOptions:
                               f"ScatterElements with a reduction, opset 16), got {self.opset}")
 
 
-class OnnxExporter(Exporter):
+class OnnxExporter(PortableExporter):
     """The trained model's portable twin as an ONNX graph, plus a JSON sidecar
     ``<file>.json`` with its inputs, output and the preprocessing it expects.
 
@@ -44,17 +43,12 @@ class OnnxExporter(Exporter):
 
     name = "onnx"
     summary = "ONNX model (+ JSON sidecar) that runs in onnxruntime"
-    writes = ("model",)
     suffix = ".onnx"
     Options = OnnxExportOptions
 
-    def export(self, ctx: RunContext) -> list[Path]:
-        o = self.options
-        section = f"[{ctx.stage.section}] {self.name}" if ctx.stage else f"[export] {self.name}"
-        model = ctx.artifacts.require("model", section=section)
-        written = export_onnx(model, self.target(ctx), inputs=o.inputs, opset=o.opset,
-                              model_info=ctx.artifacts.model_info,
-                              weight=weight_note(edge_weights_used(ctx)))
-        ctx.info(f"{section}: wrote {written[0]} (inputs = {o.inputs!r}, opset {o.opset}) "
-                 f"and its inputs' description {written[1]}")
-        return written
+    def write(self, model: Any, target: Path, *, model_info: Any, weight: str) -> list[Path]:
+        return export_onnx(model, target, inputs=self.options.inputs, opset=self.options.opset,
+                           model_info=model_info, weight=weight)
+
+    def note(self) -> str:
+        return f"inputs = {self.options.inputs!r}, opset {self.options.opset}"

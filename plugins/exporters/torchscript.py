@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
-from graphflow.components import Exporter, What
-from graphflow.context import RunContext
+from graphflow.components import What
 from graphflow.options import option
-from graphflow.portable.signature import edge_weights_used, weight_note
 from graphflow.portable import export_torchscript
+from graphflow_plugins.exporters.portable import PortableExporter
 
 
 @dataclass
@@ -24,7 +23,7 @@ class TorchScriptExportOptions:
                 "num_dst), ...]), one sampled block per layer.")
 
 
-class TorchScriptExporter(Exporter):
+class TorchScriptExporter(PortableExporter):
     """The trained model's portable twin, scripted (``torch.jit.script``), plus a JSON sidecar
     ``<file>.json`` with its inputs, output and the preprocessing it expects.
 
@@ -36,17 +35,12 @@ class TorchScriptExporter(Exporter):
 
     name = "torchscript"
     summary = "TorchScript model (+ JSON sidecar) that runs in plain torch"
-    writes = ("model",)
     suffix = ".torchscript.pt"
     Options = TorchScriptExportOptions
 
-    def export(self, ctx: RunContext) -> list[Path]:
-        o = self.options
-        section = f"[{ctx.stage.section}] {self.name}" if ctx.stage else f"[export] {self.name}"
-        model = ctx.artifacts.require("model", section=section)
-        written = export_torchscript(model, self.target(ctx), inputs=o.inputs,
-                                     model_info=ctx.artifacts.model_info,
-                                     weight=weight_note(edge_weights_used(ctx)))
-        ctx.info(f"{section}: wrote {written[0]} (inputs = {o.inputs!r}; load with "
-                 f"torch.jit.load) and its inputs' description {written[1]}")
-        return written
+    def write(self, model: Any, target: Path, *, model_info: Any, weight: str) -> list[Path]:
+        return export_torchscript(model, target, inputs=self.options.inputs,
+                                  model_info=model_info, weight=weight)
+
+    def note(self) -> str:
+        return f"inputs = {self.options.inputs!r}; load with torch.jit.load"

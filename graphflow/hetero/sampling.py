@@ -71,8 +71,8 @@ def relation_fanouts(fanouts: Sequence[Fanout], relations: Sequence[Relation],
 
 
 class TypedNeighborGraph:
-    """What typed sampling reads: one in-edge CSC per relation (built once), node counts, and
-    one relabelling table per node type."""
+    """What typed sampling reads: one stacked in-edge CSC per destination type (built once),
+    node counts, and one relabelling table per node type."""
 
     def __init__(self, g: dgl.DGLGraph):
         self.relations: list[Relation] = list(g.canonical_etypes)

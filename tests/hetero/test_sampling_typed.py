@@ -62,6 +62,9 @@ def test_blocks_follow_to_block_convention():
         s = src_ids[rel[0]][adj.indices]
         d = dst_ids[rel[2]][adj.row_index]
         assert bool(g.has_edges_between(s, d, etype=rel).all())
+        # the edge ids are the relation's own: they name exactly these (source, destination)
+        es, ed = g.find_edges(adj.eids, etype=rel)
+        assert torch.equal(es, s) and torch.equal(ed, d)
 
 
 def test_unknown_relation_in_fanouts():

@@ -212,6 +212,12 @@ def test_inductive_cora_matches_transductive(cli, tmp_path):
     assert code == 0, err
     held = tmp_path / "i" / "model" / "held_out_nodes.parquet"
     assert pq.read_table(held).num_rows == round(0.2 * 2708)
+    from graphflow.bundle import load_bundle
+
+    # the Python API reads the same ids back; the transductive bundle has none
+    assert load_bundle(tmp_path / "i").held_out_ids().to_pylist() == \
+        pq.read_table(held).column("id").to_pylist()
+    assert load_bundle(tmp_path / "t").held_out_ids() is None
     code, _, err = cli("predict", tmp_path / "i", "--data", EXAMPLES / "cora_sage.toml",
                        "--set", root, "--nodes", held, "--quiet")
     assert code == 0, err

@@ -77,15 +77,21 @@ def test_workers_never_claim_the_same_queued_trial(tmp_path):
     assert sorted(claimed) == list(range(40))  # each queued trial exactly once
 
 
-def workers_of(root: Path) -> list[int]:
-    """Living processes whose command line is a worker of the sweep in ``root``."""
+def workers_of(root: Path, parent: int | None = None) -> list[int]:
+    """Living processes whose command line is a worker of the sweep in ``root``; with
+    ``parent``, only that process's children. (A worker's own short-lived children, such as
+    the ``uname -p`` that ``platform.platform()`` forks, carry its command line until they
+    exec: the workers proper are the sweep's children.)"""
     found = []
     for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
         try:
             argv = cmdline.read_bytes().split(b"\0")
+            stat = (cmdline.parent / "stat").read_text()
         except OSError:
             continue
-        if b"--worker" in argv and str(root).encode() in argv:
+        ppid = int(stat.rpartition(")")[2].split()[1])  # after "pid (comm) state"
+        if b"--worker" in argv and str(root).encode() in argv \
+                and (parent is None or ppid == parent):
             found.append(int(cmdline.parent.name))
     return found
 
@@ -134,6 +140,10 @@ class Sweep:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.wait()
 
+    def workers(self) -> list[int]:
+        """The sweep's worker processes (its children)."""
+        return workers_of(self.root, parent=self.proc.pid)
+
     def study(self) -> optuna.Study:
         return optuna.load_study(study_name="par", storage=f"sqlite:///{self.root / 'sweep.db'}")
 
@@ -164,12 +174,12 @@ def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
     # even when the survivor is slow (a loaded machine)
     s = sweep(trials=30, epochs=300)
     s.start()
-    s.wait_until(lambda: len(workers_of(s.root)) == 2 and (s.root / "sweep.db").exists()
+    s.wait_until(lambda: len(s.workers()) == 2 and (s.root / "sweep.db").exists()
                  and len(s.finished()) >= 1)
-    victim = workers_of(s.root)[0]
+    victim = s.workers()[0]
     os.kill(victim, signal.SIGKILL)  # as the OOM killer would
     # a new worker takes its place; SIGTERM then reaches it and the survivor
-    s.wait_until(lambda: len(workers_of(s.root)) == 2 and victim not in workers_of(s.root))
+    s.wait_until(lambda: len(s.workers()) == 2 and victim not in s.workers())
     s.proc.send_signal(signal.SIGTERM)
     code, out, err = s.finish(timeout=120)
     assert code == 143, out + err

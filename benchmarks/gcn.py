@@ -11,11 +11,16 @@ epoch is forward + backward + optimizer step on the training nodes; we report th
 noise from other processes hits both alike. graphflow feeds its first layer sparse features
 when their density is below ``--threshold`` (Cora: ~1.3% dense).
 
+``--peer pyg`` puts PyG's ``GCNConv`` (``add_self_loops=False`` on the same self-looped graph,
+``cached=False`` so that it normalises every epoch, as DGL's ``GraphConv`` does) in DGL's place:
+the peer for ``--device cuda``, since the DGL wheels on the registry have no CUDA.
+
 Graphs: Cora (from the raw Planetoid files, loaded with DGL's ``CoraGraphDataset``; skipped
 with a note if absent) and an arxiv-scale SBM (169,343 nodes, ~1.17M directed edges, 128
 features, 40 classes).
 
     python benchmarks/gcn.py [--quick] [--device cpu|cuda] [--planetoid DIR]
+    python benchmarks/gcn.py --device cuda --peer pyg   # DGL 2.1 on the registry is CPU-only
     python benchmarks/gcn.py --density-sweep    # the sparse-feature threshold table
     python benchmarks/gcn.py --kernels          # the SpMM kernel candidates
 
@@ -55,13 +60,14 @@ from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
 from benchmarks import machine  # noqa: E402
 from graphflow.sparse import gemm  # noqa: E402
 
+PEERS = {"dgl": "DGL GraphConv", "pyg": "PyG GCNConv"}
 ARXIV_NODES, ARXIV_EDGES, ARXIV_FEATS, ARXIV_CLASSES = 169_343, 1_166_243, 128, 40
 
 
 @dataclass
 class Data:
     name: str
-    g: dgl.DGLGraph  # with self-loops, on the device
+    g: dgl.DGLGraph  # with self-loops, on the device (on the CPU for ``--peer pyg``)
     feat: torch.Tensor  # (N, F) dense
     label: torch.Tensor  # (N,)
     train_mask: torch.Tensor  # (N,) bool
@@ -122,23 +128,46 @@ class DGLGCN(nn.Module):
         return self.conv2(g, self.dropout(self.conv1(g, x)))
 
 
+class PyGGCN(nn.Module):
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, dropout: float = 0.5):
+        super().__init__()
+        from torch_geometric.nn import GCNConv as PyGConv
+
+        self.conv1 = PyGConv(in_dim, hidden, cached=False, add_self_loops=False)
+        self.conv2 = PyGConv(hidden, out_dim, cached=False, add_self_loops=False)
+        self.dropout = nn.Dropout(dropout)
+
+    def forward(self, edge_index: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+        return self.conv2(self.dropout(F.relu(self.conv1(x, edge_index))), edge_index)
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
 
 
 def compare(data: Data, device: torch.device, warmup: int, repeats: int,
-            threshold: float, seed: int = 0) -> dict:
+            threshold: float, seed: int = 0, peer: str = "dgl") -> dict:
     """Median epoch times of both models, alternating them epoch by epoch."""
+    data = Data(data.name, data.g, data.feat.to(device), data.label.to(device),
+                data.train_mask.to(device), data.num_classes)  # no-ops unless --peer pyg
     torch.manual_seed(seed)
     ours = GraphflowGCN(data.feat.shape[1], 16, data.num_classes).to(device)
-    ref = DGLGCN(data.feat.shape[1], 16, data.num_classes).to(device)
+    ref = (DGLGCN if peer == "dgl" else PyGGCN)(data.feat.shape[1], 16,
+                                                data.num_classes).to(device)
     with torch.no_grad():  # same initial weights
         for a, b in ((ours.conv1, ref.conv1), (ours.conv2, ref.conv2)):
-            b.weight.copy_(a.weight)
+            if peer == "dgl":
+                b.weight.copy_(a.weight)
+            else:  # PyG's Linear keeps (out, in)
+                b.lin.weight.copy_(a.weight.t())
             b.bias.copy_(a.bias)
+    if peer == "dgl":
+        theirs = data.g
+    else:  # (2, E) on the device, built before timing
+        theirs = torch.stack(data.g.edges()).to(device)
     t0 = time.perf_counter()
-    adj = Adjacency.from_graph(data.g)  # once per graph, outside the loop
+    adj = Adjacency.from_graph(data.g).to(device)  # once per graph, outside the loop
     x = as_features(data.feat, threshold)
     _sync(device)
     setup_ms = (time.perf_counter() - t0) * 1e3
@@ -156,8 +185,8 @@ def compare(data: Data, device: torch.device, warmup: int, repeats: int,
     runs = {
         "graphflow": (ours, make_optimizer("adam", ours, lr=0.01, weight_decay=5e-4),
                       adj, x),
-        "dgl": (ref, make_optimizer("adam", ref, lr=0.01, weight_decay=5e-4),  # the same Adam
-                data.g, data.feat),
+        peer: (ref, make_optimizer("adam", ref, lr=0.01, weight_decay=5e-4),  # the same Adam
+               theirs, data.feat),
     }
     times: dict[str, list[float]] = {k: [] for k in runs}
     losses: dict[str, float] = {}
@@ -175,10 +204,12 @@ def compare(data: Data, device: torch.device, warmup: int, repeats: int,
         "graph": data.name, "nodes": data.g.num_nodes(), "edges": data.g.num_edges(),
         "features": data.feat.shape[1], "feature_density": round(density(data.feat), 5),
         "sparse_input": not isinstance(x, torch.Tensor),
-        "graphflow_ms": round(ms["graphflow"], 3), "dgl_ms": round(ms["dgl"], 3),
-        "speedup": round(ms["dgl"] / ms["graphflow"], 2),
-        "graphflow_min_ms": round(best["graphflow"], 3), "dgl_min_ms": round(best["dgl"], 3),
-        "speedup_of_min": round(best["dgl"] / best["graphflow"], 2),
+        "peer": peer,
+        "graphflow_ms": round(ms["graphflow"], 3), f"{peer}_ms": round(ms[peer], 3),
+        "speedup": round(ms[peer] / ms["graphflow"], 2),
+        "graphflow_min_ms": round(best["graphflow"], 3),
+        f"{peer}_min_ms": round(best[peer], 3),
+        "speedup_of_min": round(best[peer] / best["graphflow"], 2),
         "graphflow_setup_ms": round(setup_ms, 1),
         "final_loss": {k: round(v, 4) for k, v in losses.items()},
     }
@@ -279,6 +310,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
                    help="graphflow's CPU dense products (default auto: measured per shape)")
     p.add_argument("--only", choices=["cora", "arxiv"], default=None, help="one graph only")
+    p.add_argument("--peer", choices=list(PEERS), default="dgl",
+                   help="the peer model: DGL's GraphConv, or PyG's GCNConv (for CUDA)")
     p.add_argument("--density-sweep", action="store_true",
                    help="time dense vs sparse first-layer products by feature density")
     p.add_argument("--kernels", action="store_true",
@@ -314,23 +347,27 @@ def run(args: argparse.Namespace, device: torch.device, warmup: int, repeats: in
         return 0
 
     results = []
+    # DGL's graph goes to the device for DGL only (a CPU-only DGL cannot move it to CUDA)
+    graph_device = device if args.peer == "dgl" else torch.device("cpu")
     if args.only in (None, "cora"):
         root = args.planetoid or planetoid_dir()
-        cora = load_cora(root, device)
+        cora = load_cora(root, graph_device)
         if cora is None:
             print(f"note: Cora skipped, no raw Planetoid files in {root} (use --planetoid DIR)")
         else:
-            results.append(compare(cora, device, warmup, repeats, args.threshold))
+            results.append(compare(cora, device, warmup, repeats, args.threshold,
+                                   peer=args.peer))
     if args.only in (None, "arxiv"):
-        results.append(compare(arxiv_scale(device), device, max(2, warmup // 2),
-                               max(3, repeats // 2), args.threshold))
+        results.append(compare(arxiv_scale(graph_device), device, max(2, warmup // 2),
+                               max(3, repeats // 2), args.threshold, peer=args.peer))
     for r in results:
         print(f"{r['graph']:>12}: {r['nodes']:,} nodes, {r['edges']:,} edges, "
               f"{r['features']} features (density {r['feature_density']}, sparse input "
               f"{r['sparse_input']})")
-        print(f"{'':>12}  graphflow {r['graphflow_ms']:.3f} ms/epoch, DGL {r['dgl_ms']:.3f} "
-              f"ms/epoch: {r['speedup']:.2f}x (median; fastest epochs: "
-              f"{r['graphflow_min_ms']:.3f} vs {r['dgl_min_ms']:.3f} ms, "
+        peer = r["peer"]
+        print(f"{'':>12}  graphflow {r['graphflow_ms']:.3f} ms/epoch, {PEERS[peer]} "
+              f"{r[peer + '_ms']:.3f} ms/epoch: {r['speedup']:.2f}x (median; fastest epochs: "
+              f"{r['graphflow_min_ms']:.3f} vs {r[peer + '_min_ms']:.3f} ms, "
               f"{r['speedup_of_min']:.2f}x)")
     print(json.dumps({"benchmark": "gcn", "device": str(device), "quick": args.quick,
                       "threads": torch.get_num_threads(), "results": results,

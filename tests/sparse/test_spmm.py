@@ -269,8 +269,9 @@ def test_cuda_matches_cpu():
     gpu = cpu.to("cuda")
     results = []
     for adj in (cpu, gpu):
-        xs = x.to(adj.device).requires_grad_()
-        v = vals.to(adj.device).requires_grad_()
+        # fresh leaves on each device (x.to("cpu") is x itself, which must not carry grad on)
+        xs = x.to(adj.device, copy=True).requires_grad_()
+        v = vals.to(adj.device, copy=True).requires_grad_()
         out = spmm(adj, xs, v)
         out.square().sum().backward()
         results.append([out.cpu(), xs.grad.cpu(), v.grad.cpu()])

@@ -78,14 +78,30 @@ def test_walks_only_follow_edges_on_a_power_law_graph(p, q):
     assert_walks_follow_edges(graph, walks)
 
 
+@pytest.mark.parametrize("first", [1, 8])  # the CPU's and the GPU's first-round proposals
 @pytest.mark.parametrize("p,q", [(0.25, 4.0), (4.0, 0.25), (2.0, 0.5), (0.5, 2.0), (1.0, 3.0)])
-def test_second_step_frequencies_match_the_node2vec_formula(p, q):
+def test_second_step_frequencies_match_the_node2vec_formula(p, q, first):
     graph = kite().with_edge_set()
     n = 60_000
     prev = torch.zeros(n, dtype=torch.int64)
     cur = torch.ones(n, dtype=torch.int64)
-    nxt = second_order_step(graph, prev, cur, p, q, gen(3))
+    nxt = second_order_step(graph, prev, cur, p, q, gen(3), first=first)
     observed = torch.bincount(nxt, minlength=7).double()
+    expected = node2vec_law(p, q) * n
+    support = expected > 0
+    assert observed[~support].sum() == 0
+    assert chisq(observed[support], expected[support]) > ALPHA
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+@pytest.mark.parametrize("p,q", [(0.25, 4.0), (4.0, 0.25)])
+def test_cuda_second_step_matches_the_formula(p, q):
+    graph = kite().with_edge_set().to("cuda")
+    n = 60_000
+    prev = torch.zeros(n, dtype=torch.int64, device="cuda")
+    cur = torch.ones(n, dtype=torch.int64, device="cuda")
+    nxt = second_order_step(graph, prev, cur, p, q, torch.Generator("cuda").manual_seed(3))
+    observed = torch.bincount(nxt.cpu(), minlength=7).double()
     expected = node2vec_law(p, q) * n
     support = expected > 0
     assert observed[~support].sum() == 0

@@ -92,7 +92,8 @@ from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.embeddings.evaluation import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
-from graphflow.embeddings.skipgram import SkipGram, SkipGramSettings, hogwild_workers  # noqa: E402
+from graphflow.embeddings.skipgram import (  # noqa: E402
+    SkipGram, SkipGramSettings, default_step_walks, hogwild_workers)
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
@@ -281,7 +282,7 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
     plan = cores.plan("walks", cores_, {"workers": train_workers}, measured=SPLITS)
-    batch = 2048 if device.type == "cuda" else 64
+    batch = default_step_walks(device)  # as the skipgram task
     workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
                               forced=train_workers is not None)  # as the skipgram task
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "

@@ -131,6 +131,14 @@ start; see :mod:`graphflow.embeddings.smoothed_start`): four, as FastRP's defaul
 the dense graph and from 0.779 to 0.785 on the SBM; Cora and CiteSeer (seeds 0-5, half the
 nodes train) moved by +0.1 and +0.3 points of accuracy (docs/node2vec.md)."""
 
+STEP_WALKS = {"cpu": 64, "cuda": 512}
+"""Default walks per update, by device type. 64 on the CPU (a block's rows stay in cache). On a
+GPU larger steps mean fewer kernels, but every row's summed step is capped (:data:`SUM_LIMIT`),
+so a step of many walks trains each frequent row less. The GPU's 512 was chosen on Cora
+(``examples/cora_node2vec.toml``, which no benchmark reports; seeds 0 / 1, test accuracy):
+0.720 / 0.726 with 64 walks, 0.768 / 0.759 with 512, 0.677 / 0.670 with 2048. The 20k-node SBM
+of ``benchmarks/node2vec.py`` reports it (docs/node2vec.md, "On a GPU")."""
+
 MIN_LR_FRACTION = 1e-4
 """The learning rate decays linearly from ``lr`` to ``lr * MIN_LR_FRACTION`` (word2vec)."""
 
@@ -431,6 +439,11 @@ def sparse_sgd(param: torch.Tensor, index: torch.Tensor, grad: torch.Tensor, lr:
         load = load + concurrent.index_select(0, rows)
     scale = (load / sum_limit).clamp_(min=1.0)  # (U,)
     param.index_add_(0, rows, g / scale[:, None], alpha=-lr)
+
+
+def default_step_walks(device: torch.device) -> int:
+    """Walks per update when the task sets none: :data:`STEP_WALKS` of the device type."""
+    return STEP_WALKS.get(device.type, STEP_WALKS["cuda"])
 
 
 def hogwild_workers(planned: int, num_nodes: int, step_tokens: int, *,

@@ -21,7 +21,8 @@ from graphflow.train import checkpoint as ckpt
 from graphflow.train import finite
 from graphflow.train.loop import stage_files
 from graphflow.embeddings.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
-                                      SkipGramSettings, hogwild_workers, linear_lr)
+                                      SkipGramSettings, default_step_walks, hogwild_workers,
+                                      linear_lr)
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
 
@@ -39,7 +40,8 @@ class SkipGramOptions:
                        "(word2vec's 0.025; checked on other graphs, 1-4 workers, in "
                        "docs/node2vec.md). Small graphs need more epochs or a larger lr.")
     batch_size: int | None = option(None, "Walks per update. Default: 64 on the CPU (blocks "
-                                    "stay in cache), 2048 on a GPU (fewer, larger kernels).")
+                                    "stay in cache), 512 on a GPU (fewer kernels; larger "
+                                    "steps lose quality under the row cap).")
     subsample: float = option(0.0, "Frequent-node subsampling threshold t (word2vec's sample, "
                               "e.g. 1e-3); 0 = off.")
     precision: Literal["auto", "float32", "bfloat16"] = option(
@@ -149,7 +151,7 @@ class SkipGramTask(Task):
         plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
                                        {"worker_threads": o.threads})
         threads = plan.worker_threads
-        step_walks = o.batch_size or (2048 if device.type == "cuda" else 64)
+        step_walks = o.batch_size or default_step_walks(device)
         workers = hogwild_workers(plan.workers if device.type == "cpu" else 1, n,
                                   step_walks * (walk_opts.walk_length + 1),
                                   forced="workers" in plan.overridden)

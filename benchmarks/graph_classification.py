@@ -44,6 +44,7 @@ from torch import nn  # noqa: E402
 import graphflow  # noqa: F401,E402  (OpenMP defaults before torch work)
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.graphs.batch import GraphBatcher  # noqa: E402
+from graphflow.runtime import allocator  # noqa: E402
 from graphflow.graphs.folds import fold_parts, stratified_folds  # noqa: E402
 from graphflow.graphs.model import GraphModel  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
@@ -272,9 +273,14 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-quality", action="store_true")
+    p.add_argument("--allocator", choices=["retain", "system"], default="retain",
+                   help="malloc for the whole process, both sides (retain: what graphflow run "
+                        "sets, graphflow.runtime.allocator)")
     a = p.parse_args()
+    malloc = allocator.apply(a.allocator)["allocator"]
+    print(f"malloc: {malloc}, for the whole process (both sides)", file=sys.stderr)
     machine.set_threads(a.threads)  # torch's and DGL's own, the same for both sides
-    result = {"machine": machine.show(), "threads": a.threads,
+    result = {"machine": machine.show(), "threads": a.threads, "allocator": malloc,
               "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": BATCH,
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result.update(speed(a.graphs, a.epochs, a.seed))

@@ -135,7 +135,8 @@ STEP_WALKS = {"cpu": 64, "cuda": 512}
 """Default walks per update, by device type. 64 on the CPU (a block's rows stay in cache). On a
 GPU larger steps mean fewer kernels, but every row's summed step is capped (:data:`SUM_LIMIT`),
 so a step of many walks trains each frequent row less. The GPU's 512 was chosen on Cora
-(``examples/cora_node2vec.toml``, which no benchmark reports; seeds 0 / 1, test accuracy):
+(``examples/cora_node2vec.toml``, which plays no part in ``benchmarks/node2vec.py``; seeds
+0 / 1, test accuracy):
 0.720 / 0.726 with 64 walks, 0.768 / 0.759 with 512, 0.677 / 0.670 with 2048. The 20k-node SBM
 of ``benchmarks/node2vec.py`` reports it (docs/node2vec.md, "On a GPU")."""
 

@@ -44,7 +44,7 @@ FIRST_TRIALS = {"cpu": 1, "cuda": 8}
 work is what counts: one proposal each, more only for the few walkers left. On a GPU a round
 costs about the same whatever its size (kernel launches and the synchronising ``nonzero``),
 so the walkers draw 8 each up front: with an acceptance of 1/4 (``q = 4`` on a sparse graph)
-the rounds per step drop from about 48 to 2 or 3."""
+a step takes two or three rounds instead of dozens."""
 
 
 def random_walks(graph: WalkGraph, starts: torch.Tensor, length: int, *, p: float = 1.0,

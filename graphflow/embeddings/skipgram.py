@@ -112,24 +112,23 @@ SUM_LIMIT = 4
 """A row's gradients within one batch add up to this many; beyond, ``SUM_LIMIT`` x their mean."""
 
 DEFAULT_LR = 0.025
-"""The ``skipgram`` task's initial learning rate: word2vec's 0.025. A higher 0.03 gained about
-half a point of macro-F1 on the 20k-node SBM of ``benchmarks/node2vec.py`` (2 Hogwild
-workers, training seeds 0-3: 0.7819 against 0.7772), where p = 0.25 walks keep stepping back
-and the row cap (:data:`SUM_LIMIT`) shortens the steps of repeated rows, and tied on its dense
-graph; but it lost on Cora and CiteSeer (``benchmarks/defaults.py``: lower test accuracy in
-20 of 22 paired cells, 1, 2 and 4 workers, native and AVX2-capped, two training seeds; by 1.4
-and 1.1 points on average), where CiteSeer's loss per pair also climbed with the rate (2
-workers: 1.48 at 0.025, 1.61 at 0.03, 2.47 at 0.035). On the graphs that played no part in
-this choice (karate, a power-law graph, a weighted graph, the dense generator at 3k nodes:
-docs/node2vec.md, "Defaults checked on other graphs") the two rates tie within a training
-seed's spread, and no cell stopped on a non-finite value."""
+"""The ``skipgram`` task's initial learning rate: word2vec's 0.025. A higher 0.03 did a little
+better on the 20k-node SBM of ``benchmarks/node2vec.py``, where p = 0.25 walks keep stepping
+back and the row cap (:data:`SUM_LIMIT`) shortens the steps of repeated rows, but lost on Cora
+and CiteSeer (``benchmarks/defaults.py``: 0.03 - 0.025 = -0.64 +- 0.19 and -0.87 +- 0.33
+points of test accuracy, 11 losses in 15 paired cells each, 1, 2 and 4 workers, native and
+AVX2-capped, three training seeds), where CiteSeer's loss per pair also climbed with the rate
+(2 workers: 1.47 at 0.025, 1.59 at 0.03, 2.52 at 0.035). On the graphs that played no part in
+this choice the two rates tie within a training seed's spread, and no cell stopped on a
+non-finite value (docs/node2vec.md, "Defaults checked on other graphs")."""
 
 INIT_HOPS = 4
 """Default transition steps of the input vectors' graph-smoothed start (0: word2vec's random
-start; see :mod:`graphflow.embeddings.smoothed_start`): four, as FastRP's default powers 1-4. On the walks of
-``benchmarks/node2vec.py`` (2 Hogwild workers, seeds 0-2) macro-F1 went from 0.254 to 0.298 on
-the dense graph and from 0.779 to 0.785 on the SBM; Cora and CiteSeer (seeds 0-5, half the
-nodes train) moved by +0.1 and +0.3 points of accuracy (docs/node2vec.md)."""
+start; see :mod:`graphflow.embeddings.smoothed_start`): four, as FastRP's default powers 1-4.
+Against the random start it gained most on weakly clustered graphs (``benchmarks/defaults.py``:
++10.6 points of macro-F1 on a 3k-node dense multi-label graph, +4.6 at 30k nodes) and lost
+nothing beyond the seed spread on Cora, CiteSeer, karate, a power-law and a weighted graph
+(docs/node2vec.md)."""
 
 STEP_WALKS = {"cpu": 64, "cuda": 512}
 """Default walks per update, by device type. 64 on the CPU (a block's rows stay in cache). On a

@@ -274,7 +274,8 @@ def evaluate(emb: torch.Tensor, labels: torch.Tensor, train: torch.Tensor, test:
 
 
 def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
-                     train_workers: int | None, seed: int, train_seeds: int = 1) -> dict:
+                     train_workers: int | None, seed: int, train_seeds: int = 1,
+                     step_walks: int | None = None) -> dict:
     data, nodes, classes = make_case(case, quick, seed)
     graph = from_edges(data.src, data.dst, nodes).to(device)
     mean_degree = graph.num_edges / nodes
@@ -282,11 +283,12 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
     plan = cores.plan("walks", cores_, {"workers": train_workers}, measured=SPLITS)
-    batch = default_step_walks(device)  # as the skipgram task
+    batch = step_walks or default_step_walks(device)  # as the skipgram task
     workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
                               forced=train_workers is not None)  # as the skipgram task
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
-          f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {workers} Hogwild "
+          f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {batch} walks a step, "
+          f"{workers} Hogwild "
           f"workers x {plan.worker_threads} threads ({plan.source}), peers: {cores_} workers",
           flush=True)
 
@@ -418,6 +420,9 @@ def main() -> None:
     p.add_argument("--train-seeds", type=int, default=None,
                    help="trainings per peer on the same walks, with training seeds seed, "
                         "seed + 1, ...; F1 is judged on their means (default 3, --quick 2)")
+    p.add_argument("--step-walks", type=int, default=None,
+                   help="graphflow's walks per skip-gram update (default: the skipgram task's, "
+                        "64 on the CPU, 512 on a GPU)")
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for every peer "
                         "(graphflow.runtime.allocator; default retain, as graphflow run sets it)")
@@ -447,7 +452,7 @@ def main() -> None:
         for case in args.cases.split(","):
             figures.update(bench_end_to_end(case.strip(), args.quick, device,
                                             torch.get_num_threads(), args.train_workers,
-                                            args.seed, args.train_seeds))
+                                            args.seed, args.train_seeds, args.step_walks))
     figures["machine"] = info
     print(json.dumps(figures))
 

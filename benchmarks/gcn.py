@@ -317,6 +317,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--kernels", action="store_true",
                    help="time the SpMM kernel candidates on random graphs")
     args = p.parse_args(argv)
+    if args.peer == "pyg":
+        try:
+            import torch_geometric  # noqa: F401
+        except ImportError:
+            p.error("--peer pyg needs PyTorch Geometric: pip install torch_geometric")
     device = torch.device(args.device)
     machine.set_threads(args.threads or 0)
     table, _, calibration = machine.choices(args.gemm)

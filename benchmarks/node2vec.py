@@ -431,6 +431,8 @@ def main() -> None:
         args.train_seeds = 2 if args.quick else 3
     if args.train_seeds < 1:
         p.error(f"--train-seeds must be at least 1, got {args.train_seeds}")
+    if args.step_walks is not None and args.step_walks < 1:
+        p.error(f"--step-walks must be at least 1, got {args.step_walks}")
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (every peer)", flush=True)
     machine.set_threads(args.threads)

@@ -1,0 +1,31 @@
+"""Benchmark flags that take bad values stop in one argparse line, before any work."""
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(script: str, *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(ROOT / "benchmarks" / script), *args],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+
+
+def test_node2vec_step_walks_must_be_positive():
+    done = run("node2vec.py", "--step-walks", "0")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == \
+        "node2vec.py: error: --step-walks must be at least 1, got 0"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("torch_geometric") is not None,
+                    reason="PyTorch Geometric is installed: the flag is valid here")
+def test_gcn_pyg_peer_names_the_missing_package():
+    done = run("gcn.py", "--peer", "pyg")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == \
+        "gcn.py: error: --peer pyg needs PyTorch Geometric: pip install torch_geometric"

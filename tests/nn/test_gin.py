@@ -73,3 +73,19 @@ def test_reset_parameters_restores_eps():
         layer.eps.fill_(2.0)
     layer.reset_parameters()
     assert layer.eps.item() == 0.5
+
+
+def test_fixed_eps_follows_the_buffer(case):
+    """A fixed epsilon is read as a float once, and again after a state dict, a reset or a
+    move replaces or changes the buffer."""
+    x = torch.randn(case.num_src, 3, dtype=torch.float64)
+    base = GINConv(None, eps=0.0).double()
+    agg = base(case.adj, x) - x[: case.num_dst]  # the neighbours' sum
+    layer = GINConv(None, eps=0.0).double()
+    torch.testing.assert_close(layer(case.adj, x), agg + x[: case.num_dst])
+    layer.load_state_dict({"eps": torch.tensor([0.5])})
+    torch.testing.assert_close(layer(case.adj, x), agg + 1.5 * x[: case.num_dst])
+    layer.load_state_dict({"eps": torch.tensor([-1.0])}, assign=True)  # a new tensor
+    torch.testing.assert_close(layer(case.adj, x), agg)
+    layer.reset_parameters()
+    torch.testing.assert_close(layer(case.adj, x), agg + x[: case.num_dst])

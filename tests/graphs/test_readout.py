@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.graphs.readout import Readout, segment_softmax
+from graphflow.graphs.readout import Readout, contiguous_sum, segment_softmax, segment_sum
 
 
 def setup():
@@ -48,3 +48,33 @@ def test_segment_softmax_sums_to_one_per_graph():
     h, seg, ptr, _ = setup()
     alpha = segment_softmax(h[:, 0] * 50, seg, ptr)  # large scores: max subtraction matters
     assert torch.allclose(torch.zeros(4).index_add(0, seg, alpha), torch.ones(4))
+
+
+@pytest.mark.parametrize("pooling", ["sum", "mean", "attention"])
+def test_pooling_gradients_match_dgl(pooling):
+    from dgl.nn import AvgPooling, GlobalAttentionPooling, SumPooling
+
+    h, seg, ptr, sizes = setup()
+    h = h.double()
+    readout = Readout(pooling, 6).double()
+    ref_layer = {"sum": SumPooling(), "mean": AvgPooling(),
+                 "attention": GlobalAttentionPooling(readout.gate)}[pooling]
+    g = dgl.batch([dgl.graph(([], []), num_nodes=int(n)) for n in sizes])
+    w = torch.randn(4, 6, dtype=torch.float64)
+    h1, h2 = h.clone().requires_grad_(), h.clone().requires_grad_()
+    (readout(h1, seg, ptr) * w).sum().backward()
+    (ref_layer(g, h2) * w).sum().backward()
+    torch.testing.assert_close(h1.grad, h2.grad)
+
+
+def test_contiguous_sum_empty_segments_heads_and_other_dtypes():
+    sizes = torch.tensor([2, 0, 3])  # a graph without nodes pools to zeros
+    ptr = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
+    seg = torch.repeat_interleave(torch.arange(3), sizes)
+    h = torch.randn(5, 2, 3, dtype=torch.float64, requires_grad=True)  # (n, heads, F)
+    out = contiguous_sum(h, seg, ptr)
+    assert out.shape == (3, 2, 3)
+    torch.testing.assert_close(out, segment_sum(h.detach(), seg, 3))
+    assert torch.autograd.gradcheck(lambda t: contiguous_sum(t, seg, ptr), (h,))
+    half = h.detach()[:, 0].half()  # no bag kernel for it here: the index_add path
+    torch.testing.assert_close(contiguous_sum(half, seg, ptr), segment_sum(half, seg, 3))

@@ -7,7 +7,8 @@ graph:
 * ``layers = "last"``: :math:`s_b = W \,\mathrm{drop}(\mathrm{readout}(h^{(L)})_b) + c`;
 * ``layers = "all"`` (the GIN paper, Xu et al. 2019, eq. 4.2): every layer's output, the input
   features included, is read out and scored by its own linear map, and the scores add up,
-  :math:`s_b = \sum_{l=0}^{L} W_l \,\mathrm{drop}(\mathrm{readout}(h^{(l)})_b) + c_l`.
+  :math:`s_b = \sum_{l=0}^{L} W_l \,\mathrm{drop}(\mathrm{readout}(h^{(l)})_b) + c_l`
+  (computed as one product over the concatenated read-out vectors).
 
 Per-layer outputs come from the module's optional ``layer_outputs(adj, x) -> [x, h_1, ...,
 h_L]`` (every :class:`~graphflow.nn.stack.GNNStack` has it); a module without it gives its
@@ -20,6 +21,7 @@ from __future__ import annotations
 from typing import Literal
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from graphflow.graphs.batch import GraphBatch
@@ -61,13 +63,22 @@ class GraphModel(nn.Module):
         return [self.encoder(batch.adj, batch.x)]
 
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(scores (B, out_dim), embeddings (B, sum(widths)))``."""
+        """``(scores (B, out_dim), embeddings (B, sum(widths)))``.
+
+        The per-layer heads run as one product, :math:`\sum_l W_l\,\mathrm{drop}(r_l) + c_l =
+        [W_0 \cdots W_L]\,[\mathrm{drop}(r_0) \cdots \mathrm{drop}(r_L)] + \sum_l c_l`, in place
+        of one product and one sum per layer (each layer keeps its own dropout draw, so a seed
+        gives the masks it gave when the heads ran apart).
+        """
         seg = batch.segment()
         pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]
-        score = self.heads[0](self.drop(pooled[0]))
-        for head, p in zip(self.heads[1:], pooled[1:]):
-            score = score + head(self.drop(p))
-        return score, torch.cat(pooled, dim=1)
+        emb = pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=1)  # (B, sum(widths))
+        if len(self.heads) == 1:
+            return self.heads[0](self.drop(emb)), emb
+        weight = torch.cat([h.weight for h in self.heads], dim=1)  # (out_dim, sum(widths))
+        bias = torch.stack([h.bias for h in self.heads]).sum(0)  # (out_dim,)
+        dropped = torch.cat([self.drop(p) for p in pooled], dim=1) if self.training else emb
+        return F.linear(dropped, weight, bias), emb
 
     @classmethod
     def probe(cls, encoder: nn.Module, batch: GraphBatch, layers: ReadoutLayers,

@@ -82,17 +82,24 @@ class GraphBatcher:
         return int(self.graph_ptr.shape[0]) - 1
 
     def batch(self, sel: torch.Tensor) -> GraphBatch:
-        """The graphs ``sel`` (int64 (B,), collection positions, any order) as one batch."""
+        """The graphs ``sel`` (int64 (B,), collection positions, any order) as one batch.
+
+        Every gather is ``index_select``: on the CPU it ran 4x faster than advanced indexing
+        (``t[idx]``) for these 1-D gathers of a few thousand entries (5 against 19 us for 7k
+        CSR positions, 7 against 31 us for 1.8k feature rows of 16), and a batch is about
+        twenty of them.
+        """
         dev = self.adj.device
         sel = sel.to(dev)
         b = sel.shape[0]
-        start = self.graph_ptr[sel]  # (B,)
-        n_g = self.graph_ptr[sel + 1] - start  # (B,)
+        take = torch.Tensor.index_select
+        start = take(self.graph_ptr, 0, sel)  # (B,)
+        n_g = take(self.graph_ptr, 0, sel + 1) - start  # (B,)
         ptr = torch.zeros(b + 1, dtype=torch.int64, device=dev)
         torch.cumsum(n_g, 0, out=ptr[1:])
         n = int(ptr[-1])
-        e_start = self.edge_ptr[sel]
-        e_g = self.edge_ptr[sel + 1] - e_start  # (B,) CSR entries per graph
+        e_start = take(self.edge_ptr, 0, sel)
+        e_g = take(self.edge_ptr, 0, sel + 1) - e_start  # (B,) CSR entries per graph
         eptr = torch.zeros(b + 1, dtype=torch.int64, device=dev)
         torch.cumsum(e_g, 0, out=eptr[1:])
         m = int(eptr[-1])
@@ -102,26 +109,29 @@ class GraphBatcher:
                                                 output_size=n)  # (n,)
         graph_of_entry = torch.repeat_interleave(torch.arange(b, device=dev), e_g,
                                                  output_size=m)  # (m,)
-        nodes = torch.arange(n, device=dev) + node_shift[graph_of_node]  # (n,)
-        entry_node_shift = node_shift[graph_of_entry]  # (m,)
-        pos = torch.arange(m, device=dev) + edge_shift[graph_of_entry]  # (m,)
+        nodes = torch.arange(n, device=dev) + take(node_shift, 0, graph_of_node)  # (n,)
+        entry_node_shift = take(node_shift, 0, graph_of_entry)  # (m,)
+        entry_edge_shift = take(edge_shift, 0, graph_of_entry)  # (m,)
+        pos = torch.arange(m, device=dev) + entry_edge_shift  # (m,)
         indptr = torch.empty(n + 1, dtype=torch.int64, device=dev)
-        indptr[:n] = self.adj.indptr[nodes] - edge_shift[graph_of_node]
+        torch.sub(take(self.adj.indptr, 0, nodes), take(edge_shift, 0, graph_of_node),
+                  out=indptr[:n])
         indptr[n] = m
-        values = None if self.adj.values is None else self.adj.values[pos]
-        out = Adjacency(indptr, self.adj.indices[pos] - entry_node_shift, self.adj.eids[pos],
-                        num_src=n, num_dst=n, values=values)
+        values = None if self.adj.values is None else take(self.adj.values, 0, pos)
+        out = Adjacency(indptr, take(self.adj.indices, 0, pos) - entry_node_shift,
+                        take(self.adj.eids, 0, pos), num_src=n, num_dst=n, values=values)
         # The transposed CSR, cut the same way (its entries of graph g are contiguous too).
-        t_shift = self.t_edge_ptr[sel] - eptr[:-1]  # (B,)
-        tpos = torch.arange(m, device=dev) + t_shift[graph_of_entry]  # (m,)
+        t_shift = take(self.t_edge_ptr, 0, sel) - eptr[:-1]  # (B,)
+        tpos = torch.arange(m, device=dev) + take(t_shift, 0, graph_of_entry)  # (m,)
         t_indptr = torch.empty(n + 1, dtype=torch.int64, device=dev)
-        t_indptr[:n] = self.t.indptr[nodes] - t_shift[graph_of_node]
+        torch.sub(take(self.t.indptr, 0, nodes), take(t_shift, 0, graph_of_node),
+                  out=t_indptr[:n])
         t_indptr[n] = m
-        out._cache["t"] = Transposed(t_indptr, self.t.indices[tpos] - entry_node_shift,
-                                     self.t.perm[tpos] - edge_shift[graph_of_entry])
-        out._cache["rows"] = self.rows[pos] - entry_node_shift
+        out._cache["t"] = Transposed(t_indptr, take(self.t.indices, 0, tpos) - entry_node_shift,
+                                     take(self.t.perm, 0, tpos) - entry_edge_shift)
+        out._cache["rows"] = take(self.rows, 0, pos) - entry_node_shift
         out._cache["graph_of_node"] = graph_of_node
-        return GraphBatch(adj=out, x=self.x[nodes], ptr=ptr, graphs=sel, nodes=nodes)
+        return GraphBatch(adj=out, x=take(self.x, 0, nodes), ptr=ptr, graphs=sel, nodes=nodes)
 
     def epoch(self, graphs: torch.Tensor, batch_size: int, *,
               generator: torch.Generator | None = None) -> Iterator[GraphBatch]:

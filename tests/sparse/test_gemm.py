@@ -94,8 +94,9 @@ def test_onednn_is_repeatable_bit_for_bit():
     assert all(torch.equal(a, c) for a, c in zip(first[1], second[1]))
 
 
-def test_what_goes_to_torch_whatever_the_choice():
-    """float64, tiny products, autocast and the torch choice use torch's kernels."""
+def test_what_goes_to_torch_whatever_the_choice(monkeypatch):
+    """float64, tiny products, autocast and the torch choice use torch's kernels; products
+    below INPUT_MAJOR_MIN_MACS take F.linear's own autograd, larger ones the custom one."""
     g = torch.Generator().manual_seed(3)
     w = torch.randn(256, 200, generator=g, requires_grad=True)
     with gemm.applied("auto"):
@@ -108,6 +109,9 @@ def test_what_goes_to_torch_whatever_the_choice():
             cast = gemm.linear(torch.randn(3000, 200, generator=g), w)
         assert "OneDNN" not in type(cast.grad_fn).__name__
     with gemm.applied("torch"):
+        out = gemm.linear(torch.randn(3000, 200, generator=g), w)
+        assert type(out.grad_fn).__name__ == "MmBackward0"  # 154M multiply-adds: F.linear
+        monkeypatch.setattr(gemm, "INPUT_MAJOR_MIN_MACS", 3000 * 200 * 256)
         out = gemm.linear(torch.randn(3000, 200, generator=g), w)
         assert type(out.grad_fn).__name__.startswith("_Linear")
 
@@ -138,8 +142,9 @@ def test_onednn_disabled_in_torch_falls_back_or_refuses():
 
 
 @needs_onednn
-def test_sparse_features_linear_routes_dense_inputs_here():
+def test_sparse_features_linear_routes_dense_inputs_here(monkeypatch):
     """graphflow.sparse.features.linear (what the layers call) uses the same dispatch."""
+    monkeypatch.setattr(gemm, "INPUT_MAJOR_MIN_MACS", 0)
     x = torch.randn(2000, 128)
     w = torch.randn(64, 128, requires_grad=True)
     with gemm.applied("onednn"):

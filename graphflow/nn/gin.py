@@ -22,7 +22,9 @@ def gin_aggregate(adj: Adjacency, x: torch.Tensor, eps: torch.Tensor | float,
     graphs, ~1.8k nodes, 64 features) that took 0.6 of 8.7 ms a training step
     (``benchmarks/graph_classification.py``'s model).
     """
-    values = adj.norm("none", edge_weight, dtype=x.dtype)  # (nnz,)
+    # No values on an unweighted graph: the kernel then sums without per-entry weights and
+    # the backward has no (nnz,) vector of ones to permute into A^T's order per batch.
+    values = None if edge_weight is None else adj.norm("none", edge_weight, dtype=x.dtype)
     own = x if x.shape[0] == adj.num_dst else x[: adj.num_dst]  # (num_dst, F)
     out = spmm(adj, x, values)  # (num_dst, F), fresh
     if isinstance(eps, torch.Tensor):  # a learnt epsilon: its gradient needs the product

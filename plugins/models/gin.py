@@ -27,13 +27,14 @@ class GINOptions(StackOptions):
 
 
 def mlp(in_dim: int, hidden: int, out_dim: int, layers: int) -> nn.Module:
-    """``layers`` linear maps ``in -> hidden -> ... -> out`` with ReLU between them."""
+    """``layers`` linear maps ``in -> hidden -> ... -> out`` with ReLU between them (in place:
+    no linear map's backward reads its own output)."""
     widths = [in_dim] + [hidden] * (layers - 1) + [out_dim]
     mods: list[nn.Module] = []
     for i in range(layers):
         mods.append(Linear(widths[i], widths[i + 1]))  # nn.Linear, graphflow's products
         if i < layers - 1:
-            mods.append(nn.ReLU())
+            mods.append(nn.ReLU(inplace=True))
     return nn.Sequential(*mods)
 
 

@@ -150,7 +150,7 @@ def test_auto_sends_each_bucket_to_its_measured_backend():
     with gemm.applied("auto", table) as info:
         assert info == {"requested": "auto", "backend": "per-bucket", "buckets": table}
         assert type(gemm.linear(x, w).grad_fn).__name__.startswith("_OneDNNLinear")
-        assert type(gemm.linear(x, narrow).grad_fn).__name__.startswith("_Linear")
+        assert "OneDNN" not in type(gemm.linear(x, narrow).grad_fn).__name__  # torch's
     with pytest.raises(ValueError, match="unknown buckets or backends"):
         with gemm.applied("auto", {"huge": "onednn"}):
             pass

@@ -18,8 +18,9 @@ def gin_aggregate(adj: Adjacency, x: torch.Tensor, eps: torch.Tensor | float,
     The own term is added in place to the SpMM's fresh output: with a float ``eps`` one pass
     and no autograd node of its own (its gradient is the output's, passed through), and
     without slicing ``x`` when every source is a destination (a slice's backward zero-fills
-    a (num_src, F) gradient and copies into it): three passes over (num_dst, F) per layer
-    fewer, forward and backward.
+    a (num_src, F) gradient and copies into it). Against ``(1 + eps) * x[:num_dst] + A x``
+    that saves a multiply forward, one backward, and the zero-fill and copy: four passes
+    over (num_dst, F) per layer.
     """
     # No values on an unweighted graph: the kernel then sums without per-entry weights and
     # the backward has no (nnz,) vector of ones to permute into A^T's order per batch.

@@ -16,11 +16,13 @@ lays them out) and returns (B, D). No loop over graphs: segment sums as one bag 
 
 from __future__ import annotations
 
+import math
 from typing import Literal
 
 import torch
-import torch.nn.functional as F
 from torch import nn
+
+from graphflow.sparse.ops import KernelCSR, csr_matmul
 
 Pooling = Literal["sum", "mean", "max", "attention"]
 POOLINGS: tuple[str, ...] = ("sum", "mean", "max", "attention")
@@ -35,14 +37,15 @@ def contiguous_sum(h: torch.Tensor, seg: torch.Tensor, ptr: torch.Tensor) -> tor
     """(n, *) -> (B, *): the sum of the rows of each segment, the rows of segment ``b`` being
     ``ptr[b]..ptr[b+1]-1`` (``seg`` (n,) the segment of each row, for the backward).
 
-    One bag per segment over the rows in order (``embedding_bag`` in sum mode: a CSR
-    product with one row per graph); the backward gathers the (B, *) gradient to the rows.
+    A CSR product with one row per segment over the rows in order (the SpMM's kernel,
+    :func:`graphflow.sparse.ops.csr_matmul`); the backward gathers the (B, *) gradient to the
+    rows.
     On a GIN batch's 1.9k x 64 node vectors of 32 graphs, on 2 CPU threads: 10 us against 40
     for ``index_add`` (``segment_sum``). Other dtypes than float32/64 take ``segment_sum``.
     """
     if h.dtype not in (torch.float32, torch.float64) or h.dim() < 2:
         return segment_sum(h, seg, ptr.shape[0] - 1)
-    flat = h.reshape(h.shape[0], -1)  # (n, D)
+    flat = h.reshape(h.shape[0], math.prod(h.shape[1:]))  # (n, D), also for n = 0
     out = _ContiguousSum.apply(flat, seg, ptr)  # (B, D)
     return out if h.dim() == 2 else out.reshape((out.shape[0],) + tuple(h.shape[1:]))
 
@@ -53,8 +56,7 @@ class _ContiguousSum(torch.autograd.Function):
                 ptr: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(seg)
         rows = torch.arange(h.shape[0], device=h.device)  # (n,) every row, in order
-        return F.embedding_bag(rows, h.detach().contiguous(), ptr, mode="sum",
-                               include_last_offset=True)  # (B, D)
+        return csr_matmul(KernelCSR(ptr, rows, None), h, ptr.shape[0] - 1)  # (B, D)
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]

@@ -76,5 +76,8 @@ def test_contiguous_sum_empty_segments_heads_and_other_dtypes():
     assert out.shape == (3, 2, 3)
     torch.testing.assert_close(out, segment_sum(h.detach(), seg, 3))
     assert torch.autograd.gradcheck(lambda t: contiguous_sum(t, seg, ptr), (h,))
+    none = contiguous_sum(torch.zeros(0, 4, dtype=torch.float64), seg[:0],
+                          torch.zeros(3, dtype=torch.int64))  # a batch without nodes
+    assert torch.equal(none, torch.zeros(2, 4, dtype=torch.float64))
     half = h.detach()[:, 0].half()  # no bag kernel for it here: the index_add path
     torch.testing.assert_close(contiguous_sum(half, seg, ptr), segment_sum(half, seg, 3))

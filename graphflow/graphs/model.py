@@ -63,7 +63,7 @@ class GraphModel(nn.Module):
         return [self.encoder(batch.adj, batch.x)]
 
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """``(scores (B, out_dim), embeddings (B, sum(widths)))``.
+        r"""``(scores (B, out_dim), embeddings (B, sum(widths)))``.
 
         The per-layer heads run as one product, :math:`\sum_l W_l\,\mathrm{drop}(r_l) + c_l =
         [W_0 \cdots W_L]\,[\mathrm{drop}(r_0) \cdots \mathrm{drop}(r_L)] + \sum_l c_l`, in place

@@ -1,0 +1,65 @@
+"""GraphModel: the per-layer heads as one product equal the GIN paper's sum of per-layer
+scores, dropout included."""
+
+import torch
+import torch.nn.functional as F
+
+from graphflow.compat.dgl import dgl
+from graphflow.graphs.batch import GraphBatcher
+from graphflow.graphs.model import GraphModel
+from graphflow.graphs.readout import segment_sum
+from graphflow.sparse import Adjacency
+from graphflow_plugins.models.gin import GINModel, GINOptions
+
+
+def setup():
+    gen = torch.Generator().manual_seed(3)
+    sizes = torch.randint(2, 9, (12,), generator=gen)  # 12 graphs of 2-8 nodes
+    ptr = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
+    owner = torch.repeat_interleave(torch.arange(12), sizes).repeat(2)  # 2 edges a node
+    src = ptr[owner] + (torch.rand(owner.shape[0], generator=gen) * sizes[owner]).long()
+    dst = ptr[owner] + (torch.rand(owner.shape[0], generator=gen) * sizes[owner]).long()
+    whole = dgl.graph((torch.cat([src, dst]), torch.cat([dst, src])), num_nodes=int(ptr[-1]))
+    x = torch.randn(int(ptr[-1]), 3, generator=gen)
+    batcher = GraphBatcher(Adjacency.from_graph(whole), ptr, x)
+    batch = batcher.batch(torch.tensor([4, 0, 7, 11, 2]))
+    torch.manual_seed(0)
+    encoder = GINModel(GINOptions(layers=3, hidden=8, norm="batch", dropout=0.0)).build(3, 8)
+    model = GraphModel.probe(encoder, batch, "all", 4, pooling="sum", dropout=0.5).double()
+    batch.x = batch.x.double()
+    return model, batch
+
+
+def per_layer_scores(model, batch):
+    """The formula as written: each layer read out, dropped and scored by its own map."""
+    seg = batch.segment()
+    outs = model.encoder.layer_outputs(batch.adj, batch.x)
+    pooled = [segment_sum(h, seg, batch.num_graphs) for h in outs]
+    return sum(head(model.drop(p)) for head, p in zip(model.heads, pooled)), torch.cat(pooled, 1)
+
+
+def test_one_product_equals_the_sum_of_per_layer_scores():
+    model, batch = setup()
+    model.eval()
+    score, emb = model(batch)
+    ref_score, ref_emb = per_layer_scores(model, batch)
+    assert model.widths == [3, 8, 8, 8] and score.shape == (5, 4)
+    torch.testing.assert_close(score, ref_score)
+    torch.testing.assert_close(emb, ref_emb)
+
+
+def test_training_draws_the_same_dropout_masks_and_gradients():
+    model, batch = setup()
+    model.train()
+    target = torch.tensor([0, 3, 1, 2, 0])
+    scores, grads = [], []
+    for forward in (lambda: model(batch)[0], lambda: per_layer_scores(model, batch)[0]):
+        torch.manual_seed(5)  # the same generator state: the same masks, layer by layer
+        model.zero_grad()
+        score = forward()
+        F.cross_entropy(score, target).backward()
+        scores.append(score.detach())
+        grads.append({n: p.grad.clone() for n, p in model.named_parameters()})
+    torch.testing.assert_close(scores[0], scores[1])
+    for name in grads[0]:
+        torch.testing.assert_close(grads[0][name], grads[1][name], msg=name)

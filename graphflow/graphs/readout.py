@@ -50,12 +50,26 @@ def contiguous_sum(h: torch.Tensor, seg: torch.Tensor, ptr: torch.Tensor) -> tor
     return out if h.dim() == 2 else out.reshape((out.shape[0],) + tuple(h.shape[1:]))
 
 
+_ROWS: dict[torch.device, torch.Tensor] = {}
+
+
+def _rows(n: int, device: torch.device) -> torch.Tensor:
+    """int64 (n,) ``0..n-1``: a view of one cached ``arange`` per device (grown on demand),
+    so the readouts of a batch's layers do not build it again each."""
+    rows = _ROWS.get(device)
+    if rows is None or rows.shape[0] < n:
+        rows = torch.arange(max(n, 2 * (0 if rows is None else rows.shape[0]), 1 << 12),
+                            device=device)
+        _ROWS[device] = rows
+    return rows[:n]
+
+
 class _ContiguousSum(torch.autograd.Function):
     @staticmethod
     def forward(ctx, h: torch.Tensor, seg: torch.Tensor,  # type: ignore[override]
                 ptr: torch.Tensor) -> torch.Tensor:
         ctx.save_for_backward(seg)
-        rows = torch.arange(h.shape[0], device=h.device)  # (n,) every row, in order
+        rows = _rows(h.shape[0], h.device)  # (n,) every row, in order
         return csr_matmul(KernelCSR(ptr, rows, None), h, ptr.shape[0] - 1)  # (B, D)
 
     @staticmethod

@@ -10,6 +10,7 @@ Everything is a plain torch tensor, so the same object works on the CPU and on C
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal, NamedTuple
 
 import numpy as np
@@ -45,19 +46,32 @@ class Adjacency:
     :ivar indptr: int64 (num_dst + 1,) row pointers.
     :ivar indices: int64 (nnz,) source node of each entry.
     :ivar eids: int64 (nnz,) for each CSR position, the index of the input edge (DGL edge id,
-        block ``eids``, or position in the ``from_edges`` input).
+        block ``eids``, or position in the ``from_edges`` input). The constructor also takes a
+        function that returns them, called on first use (a batch of graphs cuts them only
+        for the models that read them).
     :ivar values: float (nnz,) edge values in CSR order, or None for all ones.
     """
 
-    def __init__(self, indptr: torch.Tensor, indices: torch.Tensor, eids: torch.Tensor,
+    def __init__(self, indptr: torch.Tensor, indices: torch.Tensor,
+                 eids: torch.Tensor | Callable[[], torch.Tensor],
                  num_src: int, num_dst: int, values: torch.Tensor | None = None):
         self.indptr = indptr
         self.indices = indices
-        self.eids = eids
+        self._eids = eids
         self.values = values
         self.num_src = int(num_src)
         self.num_dst = int(num_dst)
         self._cache: dict[object, object] = {}
+
+    @property
+    def eids(self) -> torch.Tensor:
+        if not isinstance(self._eids, torch.Tensor):
+            self._eids = self._eids()
+        return self._eids
+
+    @eids.setter
+    def eids(self, value: torch.Tensor) -> None:
+        self._eids = value
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -174,8 +188,15 @@ class Adjacency:
         return rows  # type: ignore[return-value]
 
     def transposed(self) -> Transposed:
-        """CSR of ``A^T``, built once per Adjacency (the backward of :func:`spmm` uses it)."""
+        """CSR of ``A^T``, built once per Adjacency (the backward of :func:`spmm` uses it).
+
+        A maker of it may leave a function under ``_cache["t"]`` instead (a batch of graphs
+        cuts ``perm`` only when a model needs it): it is called on first use.
+        """
         t = self._cache.get("t")
+        if callable(t):
+            t = t()
+            self._cache["t"] = t
         if t is None:
             perm = group_by_column(self.indices, self.num_src)  # (nnz,)
             counts = torch.bincount(self.indices, minlength=self.num_src)  # (num_src,)
@@ -184,6 +205,16 @@ class Adjacency:
             t = Transposed(indptr, self.row_index[perm], perm)
             self._cache["t"] = t
         return t  # type: ignore[return-value]
+
+    def transposed_index(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """(indptr, indices) of ``A^T``'s CSR: what the backward's kernel reads, without the
+        permutation of the values (taken from ``_cache["t_index"]`` when a maker left it
+        there, else from :meth:`transposed`)."""
+        index = self._cache.get("t_index")
+        if index is None:
+            t = self.transposed()
+            return t.indptr, t.indices
+        return index  # type: ignore[return-value]
 
     def in_degrees(self) -> torch.Tensor:
         """int64 (num_dst,) number of in-edges of each destination (duplicates counted)."""

@@ -268,8 +268,9 @@ def _kernel_index(adj: Adjacency, transpose: bool) -> tuple[torch.Tensor, torch.
     """(indptr, indices) of A or A^T for the kernel: int32 when nnz < 2^31, cached."""
     def build() -> tuple[torch.Tensor, torch.Tensor]:
         if transpose:
-            t = adj.transposed()
-            indptr, indices = t.indptr, t.indices
+            indptr, indices = adj.transposed_index()
+            if indptr is adj.indptr and indices is adj.indices:  # a symmetric structure
+                return _kernel_index(adj, False)
         else:
             indptr, indices = adj.indptr, adj.indices
         if adj.nnz < 2**31 - 1:

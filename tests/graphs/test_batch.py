@@ -5,6 +5,7 @@ import torch
 from graphflow.compat.dgl import dgl
 from graphflow.graphs.batch import GraphBatcher
 from graphflow.sparse import Adjacency, spmm
+from graphflow.sparse.ops import _kernel_index
 
 
 def random_collection(num_graphs=20, seed=0):
@@ -71,3 +72,56 @@ def test_epoch_shuffles_by_the_generator_and_covers_every_graph():
     assert [x.shape[0] for x in a] == [6, 6, 6, 2]
     assert sorted(torch.cat(a).tolist()) == list(range(20))
     assert not torch.equal(torch.cat(a), ids)
+
+
+def undirected_collection(num_graphs=12, seed=4):
+    graphs, ptr = random_collection(num_graphs, seed)
+    out = []
+    for g in graphs:
+        src, dst = g.edges()
+        h = dgl.graph((torch.cat([src, dst]), torch.cat([dst, src])), num_nodes=g.num_nodes())
+        h.ndata["feat"] = g.ndata["feat"]
+        h.edata["w"] = torch.rand(h.num_edges(), generator=torch.Generator().manual_seed(5))
+        out.append(h)
+    return out, ptr
+
+
+def test_a_symmetric_collection_reuses_its_csr_as_the_transpose():
+    graphs, ptr = undirected_collection()
+    whole = dgl.batch(graphs)
+    adj = Adjacency.from_graph(whole, weight="w")
+    batcher = GraphBatcher(adj, ptr, whole.ndata["feat"])
+    assert batcher.symmetric
+    sel = torch.tensor([5, 0, 11, 3])
+    batch = batcher.batch(sel)
+    assert _kernel_index(batch.adj, True) is _kernel_index(batch.adj, False)
+    # Cut on first use, the transpose's permutation and the edge ids equal fresh ones.
+    fresh = Adjacency(batch.adj.indptr, batch.adj.indices, batch.adj.eids, batch.adj.num_src,
+                      batch.adj.num_dst)
+    t, t2 = batch.adj.transposed(), fresh.transposed()
+    assert torch.equal(t.indptr, t2.indptr) and torch.equal(t.indices, t2.indices)
+    assert torch.equal(t.perm, t2.perm)
+    src, dst = whole.edges()  # each CSR entry is the collection edge its id names
+    glob = batch.nodes
+    assert torch.equal(src[batch.adj.eids], glob[batch.adj.indices])
+    assert torch.equal(dst[batch.adj.eids], glob[batch.adj.row_index])
+    # Weighted gradients (A^T's values through the cut permutation) match DGL's batch.
+    ref = dgl.batch([graphs[i] for i in sel.tolist()])
+    x = batch.x.clone().requires_grad_()
+    spmm(batch.adj, x).pow(2).sum().backward()
+    x2 = ref.ndata["feat"].clone().requires_grad_()
+    spmm(Adjacency.from_graph(ref, weight="w"), x2).pow(2).sum().backward()
+    assert torch.allclose(x.grad, x2.grad, atol=1e-5)
+
+
+def test_a_directed_collection_cuts_its_own_transpose():
+    graphs, ptr = random_collection(seed=6)
+    whole = dgl.batch(graphs)
+    batcher = GraphBatcher(Adjacency.from_graph(whole), ptr, whole.ndata["feat"])
+    assert not batcher.symmetric
+    batch = batcher.batch(torch.tensor([1, 9, 4]))
+    fresh = Adjacency(batch.adj.indptr, batch.adj.indices, batch.adj.eids, batch.adj.num_src,
+                      batch.adj.num_dst)
+    t, t2 = batch.adj.transposed(), fresh.transposed()
+    assert torch.equal(t.indptr, t2.indptr) and torch.equal(t.indices, t2.indices)
+    assert torch.equal(t.perm, t2.perm)

@@ -216,3 +216,24 @@ def test_from_edges_rejects_non_tensors_and_negative_counts():
         Adjacency.from_edges(SRC, DST, -1, 5)
     with pytest.raises(DataError, match="values must be a floating-point tensor"):
         Adjacency.from_edges(SRC, DST, 5, 5, values=torch.ones(8, dtype=torch.int64))
+
+
+def test_edge_ids_and_the_transpose_may_be_cut_on_first_use():
+    calls = []
+
+    def eids():
+        calls.append("eids")
+        return torch.tensor([1, 0, 2])
+
+    adj = Adjacency(torch.tensor([0, 1, 2, 3]), torch.tensor([1, 2, 0]), eids, 3, 3)
+    assert calls == []
+    assert torch.equal(adj.eids, torch.tensor([1, 0, 2])) and adj.eids is adj.eids
+    assert calls == ["eids"]
+    fresh = Adjacency(adj.indptr, adj.indices, adj.eids, 3, 3).transposed()
+    adj._cache["t_index"] = (fresh.indptr, fresh.indices)
+    adj._cache["t"] = lambda: calls.append("t") or fresh
+    assert adj.transposed_index() == (fresh.indptr, fresh.indices) and calls == ["eids"]
+    assert adj.transposed() is fresh and adj.transposed() is fresh
+    assert calls == ["eids", "t"]
+    moved = adj.to("meta")
+    assert moved.eids.device.type == "meta"

@@ -1,5 +1,5 @@
 """GraphModel: the per-layer heads as one product equal the GIN paper's sum of per-layer
-scores, dropout included."""
+scores, dropout included (one draw over the concatenated read-outs)."""
 
 import torch
 import torch.nn.functional as F
@@ -31,11 +31,13 @@ def setup():
 
 
 def per_layer_scores(model, batch):
-    """The formula as written: each layer read out, dropped and scored by its own map."""
+    """The formula as written: each layer read out and scored by its own map, after one
+    dropout draw over the concatenated read-outs (split back per layer)."""
     seg = batch.segment()
     outs = model.encoder.layer_outputs(batch.adj, batch.x)
     pooled = [segment_sum(h, seg, batch.num_graphs) for h in outs]
-    return sum(head(model.drop(p)) for head, p in zip(model.heads, pooled)), torch.cat(pooled, 1)
+    dropped = model.drop(torch.cat(pooled, 1)).split(model.widths, dim=1)
+    return sum(head(p) for head, p in zip(model.heads, dropped)), torch.cat(pooled, 1)
 
 
 def test_one_product_equals_the_sum_of_per_layer_scores():
@@ -54,7 +56,7 @@ def test_training_draws_the_same_dropout_masks_and_gradients():
     target = torch.tensor([0, 3, 1, 2, 0])
     scores, grads = [], []
     for forward in (lambda: model(batch)[0], lambda: per_layer_scores(model, batch)[0]):
-        torch.manual_seed(5)  # the same generator state: the same masks, layer by layer
+        torch.manual_seed(5)  # the same generator state: the same mask
         model.zero_grad()
         score = forward()
         F.cross_entropy(score, target).backward()

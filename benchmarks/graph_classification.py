@@ -86,7 +86,10 @@ def mutag(path: Path) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
 
 
 def split_graphs(g: dgl.DGLGraph, ptr: torch.Tensor) -> list[dgl.DGLGraph]:
-    """The collection as DGL's recipe holds it: one DGLGraph per graph (built untimed)."""
+    """The collection as DGL's recipe holds it: one DGLGraph per graph, built untimed, with
+    its sparse formats (COO, CSR, CSC) built too (``create_formats_``), as graphflow's CSR
+    and its transpose are before any timer starts (``dgl.batch`` then joins the graphs'
+    CSC instead of building one per batch: DGL's epoch is about 13% shorter)."""
     src, dst = g.edges()
     owner = torch.searchsorted(ptr, src, right=True) - 1
     g.set_batch_num_nodes(ptr[1:] - ptr[:-1])
@@ -96,7 +99,10 @@ def split_graphs(g: dgl.DGLGraph, ptr: torch.Tensor) -> list[dgl.DGLGraph]:
     sub.ndata["feat"] = g.ndata["feat"]
     sub.set_batch_num_nodes(ptr[1:] - ptr[:-1])
     sub.set_batch_num_edges(torch.bincount(owner, minlength=ptr.shape[0] - 1))
-    return dgl.unbatch(sub)
+    graphs = dgl.unbatch(sub)
+    for one in graphs:  # not a hot path: set-up, before timing
+        one.create_formats_()
+    return graphs
 
 
 # --------------------------------------------------------------------------- models

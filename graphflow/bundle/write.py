@@ -106,7 +106,7 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
         meta["graph_model"] = {"widths": list(model.widths), "layers": model.read_layers,
                                "pooling": info.get("readout"), "hidden": info.get("hidden"),
                                "dropout": float(model.drop.p),
-                               "out_dim": int(model.heads[0].out_features)}
+                               "out_dim": int(model.out_dim)}
     target = bundle_dir(ctx.out_dir, ctx.section)
     held = data.meta.get(HELD_OUT_META)
     with _staging(target) as tmp:

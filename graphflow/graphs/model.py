@@ -52,9 +52,17 @@ class GraphModel(nn.Module):
         self.encoder = encoder
         self.read_layers = layers
         self.readouts = nn.ModuleList(Readout(pooling, w) for w in widths)
-        self.heads = nn.ModuleList(nn.Linear(w, out_dim) for w in widths)
+        # The per-layer linear maps, initialised as nn.Linear(w_l, out_dim) each, held as two
+        # parameters: W = [W_0 ... W_L] (out_dim, sum(widths)) and the biases (L + 1, out_dim).
+        # Adam and weight decay act entry by entry, so training is that of separate maps; one
+        # weight and one bias tensor spare the optimizer its per-tensor work and the forward
+        # the concatenation of the maps.
+        heads = [nn.Linear(w, out_dim) for w in widths]
+        self.weight = nn.Parameter(torch.cat([h.weight.detach() for h in heads], dim=1))
+        self.bias = nn.Parameter(torch.stack([h.bias.detach() for h in heads]))
         self.drop = nn.Dropout(dropout)
         self.widths = list(widths)
+        self.out_dim = out_dim
 
     def node_vectors(self, batch: GraphBatch) -> list[torch.Tensor]:
         """The node vectors to read out: every layer's, or the last one's."""
@@ -66,8 +74,8 @@ class GraphModel(nn.Module):
         r"""``(scores (B, out_dim), embeddings (B, sum(widths)))``.
 
         The per-layer heads run as one product, :math:`\sum_l W_l\,\mathrm{drop}(r_l) + c_l =
-        [W_0 \cdots W_L]\,\mathrm{drop}([r_0 \cdots r_L]) + \sum_l c_l`, in place of one
-        product and one sum per layer; the dropout is one draw over the concatenated read-out
+        [W_0 \cdots W_L]\,\mathrm{drop}([r_0 \cdots r_L]) + \sum_l c_l` (``weight`` and
+        ``bias``), in place of one product and one sum per layer; the dropout is one draw over the concatenated read-out
         vectors (each entry kept or dropped independently, as with one draw per layer, in
         one call instead of one per layer: each call has a fixed cost of tens of
         microseconds on the CPU).
@@ -75,11 +83,17 @@ class GraphModel(nn.Module):
         seg = batch.segment()
         pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]
         emb = pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=1)  # (B, sum(widths))
-        if len(self.heads) == 1:
-            return self.heads[0](self.drop(emb)), emb
-        weight = torch.cat([h.weight for h in self.heads], dim=1)  # (out_dim, sum(widths))
-        bias = torch.stack([h.bias for h in self.heads]).sum(0)  # (out_dim,)
-        return F.linear(self.drop(emb), weight, bias), emb
+        return F.linear(self.drop(emb), self.weight, self.bias.sum(0)), emb
+
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):  # type: ignore[override]
+        """Also read the per-layer form (``heads.<l>.weight`` / ``.bias``, one
+        ``nn.Linear`` each) that bundles and checkpoints hold from earlier versions."""
+        old = [f"{prefix}heads.{i}." for i in range(len(self.widths))]
+        if f"{old[0]}weight" in state_dict and f"{prefix}weight" not in state_dict:
+            state_dict[f"{prefix}weight"] = torch.cat(
+                [state_dict.pop(f"{o}weight") for o in old], dim=1)
+            state_dict[f"{prefix}bias"] = torch.stack([state_dict.pop(f"{o}bias") for o in old])
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     @classmethod
     def probe(cls, encoder: nn.Module, batch: GraphBatch, layers: ReadoutLayers,

@@ -37,7 +37,9 @@ def per_layer_scores(model, batch):
     outs = model.encoder.layer_outputs(batch.adj, batch.x)
     pooled = [segment_sum(h, seg, batch.num_graphs) for h in outs]
     dropped = model.drop(torch.cat(pooled, 1)).split(model.widths, dim=1)
-    return sum(head(p) for head, p in zip(model.heads, dropped)), torch.cat(pooled, 1)
+    maps = model.weight.split(model.widths, dim=1)  # W_l: (out_dim, w_l)
+    score = sum(F.linear(p, w, b) for p, w, b in zip(dropped, maps, model.bias))
+    return score, torch.cat(pooled, 1)
 
 
 def test_one_product_equals_the_sum_of_per_layer_scores():
@@ -65,3 +67,23 @@ def test_training_draws_the_same_dropout_masks_and_gradients():
     torch.testing.assert_close(scores[0], scores[1])
     for name in grads[0]:
         torch.testing.assert_close(grads[0][name], grads[1][name], msg=name)
+
+
+def test_the_maps_start_as_per_layer_linear_maps_and_old_state_dicts_load():
+    model, batch = setup()
+    torch.manual_seed(0)
+    heads = [torch.nn.Linear(w, 4).double() for w in model.widths]
+    torch.manual_seed(0)
+    fresh = GraphModel(model.encoder, model.widths, 4, pooling="sum", layers="all",
+                       dropout=0.5).double()
+    torch.manual_seed(0)
+    ref = [torch.nn.Linear(w, 4).double() for w in model.widths]  # the same draws, in order
+    torch.testing.assert_close(fresh.weight, torch.cat([h.weight for h in ref], 1))
+    torch.testing.assert_close(fresh.bias, torch.stack([h.bias for h in ref]))
+    # A state dict of the per-layer form (heads.<l>.weight / .bias) loads into the two maps.
+    state = {k: v for k, v in model.state_dict().items() if k not in ("weight", "bias")}
+    for i, h in enumerate(heads):
+        state[f"heads.{i}.weight"], state[f"heads.{i}.bias"] = h.weight, h.bias
+    fresh.load_state_dict(state)
+    torch.testing.assert_close(fresh.weight, torch.cat([h.weight for h in heads], 1))
+    torch.testing.assert_close(fresh.bias, torch.stack([h.bias for h in heads]))

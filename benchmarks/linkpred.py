@@ -58,7 +58,7 @@ from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
-from graphflow.linkpred.decoders import DotDecoder, decode  # noqa: E402
+from graphflow.linkpred.decoders import DotDecoder, decode_pairs  # noqa: E402
 from graphflow.linkpred.evaluate import ranking_figures  # noqa: E402
 from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
 from graphflow.sampling.edges import EdgeBatches  # noqa: E402
@@ -117,9 +117,10 @@ def train_graphflow(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor,
     plan = cores.plan("sampled", measured=SPLITS)  # as a link_prediction stage gets them
     with cores.applied(plan):
         t, n = time.perf_counter(), 0
-        for mb in edges.iterate(eids, torch.Generator().manual_seed(1), workers=plan.workers):
+        for mb in edges.iterate(eids, torch.Generator().manual_seed(1), workers=plan.workers,
+                                rows=model.accepts_rows):  # as the link_prediction task
             h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
-            loss = bce(decode(dec, h, mb.pos[0], mb.pos[1]), decode(dec, h, mb.neg[0], mb.neg[1]))
+            loss = bce(*decode_pairs(dec, h, mb.pos, mb.neg))  # as the link_prediction task
             opt.zero_grad()
             loss.backward()
             opt.step()

@@ -21,10 +21,11 @@ from typing import Any, Literal
 import torch
 import torch.nn.functional as F
 
-from graphflow.linkpred.decoders import LinkModel, decode
+from graphflow.linkpred.decoders import LinkModel, decode, decode_pairs
 from graphflow.sampling.edges import EdgeBatches
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
+from graphflow.sparse.indexed_rows import IndexedRows
 from graphflow.train.node import Stepper
 
 LossName = Literal["bce", "bpr"]
@@ -105,6 +106,9 @@ class LinkMiniBatches:
         self.workers = workers  # sampling workers (the stage's core plan, graphflow.runtime.cores)
         self.eids = torch.arange(num_edges)
         self.use_sampled_features = use_sampled_features
+        # Features as IndexedRows (read in place by the first layer) when the encoder takes
+        # them (graphflow.sparse.indexed_rows), as the node task does.
+        self.rows = bool(getattr(model.encoder, "accepts_rows", False)) and use_sampled_features
         self.inference_batch_size, self.progress = inference_batch_size, progress
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
@@ -112,17 +116,19 @@ class LinkMiniBatches:
         dev = self.stepper.device
         total, seen = 0.0, 0
         k = self.edges.k
-        for mb in self.edges.iterate(self.eids, self.generator, workers=self.workers):
+        for mb in self.edges.iterate(self.eids, self.generator, workers=self.workers,
+                                     rows=self.rows):
             adjs = [Adjacency.from_block(b.to(dev)) for b in mb.blocks]
-            if self.use_sampled_features and mb.features is not None:
+            if isinstance(mb.features, IndexedRows) and mb.features.device == dev:
+                x = mb.features  # (num_input, F), not gathered
+            elif self.use_sampled_features and mb.features is not None:
                 x = mb.features.to(dev)  # (num_input, F)
             else:
                 x = self.x[mb.input_nodes.cpu()].to(dev)
             pos_idx, neg_idx = mb.pos.to(dev), mb.neg.to(dev)
             with self.stepper.autocast():
                 h = self.model.encoder(adjs, x)  # (S, D) the batch's endpoints
-                pos = decode(self.model.decoder, h, pos_idx[0], pos_idx[1])  # (B,)
-                neg = decode(self.model.decoder, h, neg_idx[0], neg_idx[1])  # (B * k,)
+                pos, neg = decode_pairs(self.model.decoder, h, pos_idx, neg_idx)  # (B,), (B k,)
                 loss = link_loss(self.loss_name, pos, neg, k)
             self.stepper.step(loss)
             b = int(pos.shape[0])

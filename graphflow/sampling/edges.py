@@ -32,6 +32,7 @@ from graphflow.sampling.prefetch import prefetch
 from graphflow.sampling.sampler import (MinibatchSampler, SampledGraph, gather_threads,
                                         intra_op_threads)
 from graphflow.sampling.seeds import num_batches, seed_batches
+from graphflow.sparse.indexed_rows import IndexedRows
 
 NegativeDraw = Callable[[torch.Tensor, int, torch.Generator], torch.Tensor]
 """``draw(src, k, generator) -> dst``: int64 (B * k,) negative destinations for sources (B,)."""
@@ -91,10 +92,12 @@ class EdgeBatches:
         return num_batches(num_edges, o.batch_size, drop_last=o.drop_last)
 
     def sample(self, eids: torch.Tensor, generator: torch.Generator | None,
-               gather: int | None = None) -> EdgeMiniBatch:
+               gather: int | None = None, rows: bool = False) -> EdgeMiniBatch:
         """One batch around the training edges ``eids`` (B,); ``gather``: intra-op threads of
         the feature gather (default the sampler's ``threads``; 0: the caller's, see
-        :func:`~graphflow.sampling.sampler.gather_threads`)."""
+        :func:`~graphflow.sampling.sampler.gather_threads`); ``rows``: leave the features as
+        :class:`~graphflow.sparse.indexed_rows.IndexedRows` where the store allows it (for a
+        model with ``accepts_rows``), as the node sampler's ``iterate(..., rows=True)``."""
         graph = self.graph
         threads = self.sampler.options.threads
         gather = threads if gather is None else gather
@@ -110,8 +113,11 @@ class EdgeBatches:
             blocks = self.sampler.sample_blocks(graph.structure, nodes, generator,
                                                 exclude=exclude)
         input_nodes = blocks[0].src_nodes
+        table = graph.store.local_table() if rows else None
         with intra_op_threads(gather):
-            features, _ = graph.store.gather(input_nodes, nodes[:0])
+            features, _ = graph.store.gather(input_nodes, nodes[:0], features=table is None)
+        if table is not None:
+            features = IndexedRows(table, input_nodes)  # read in place by the first layer
         out = graph.output_device
         nb = out.type == "cuda"
         pos = torch.stack([ps, pd])  # (2, B)
@@ -123,10 +129,12 @@ class EdgeBatches:
                              eids=eids)
 
     def iterate(self, eids: torch.Tensor, generator: torch.Generator | None = None, *,
-                workers: int | None = None) -> Iterator[EdgeMiniBatch]:
+                workers: int | None = None, rows: bool = False) -> Iterator[EdgeMiniBatch]:
         """Shuffled (with ``generator``), batched, prefetched batches over edge ids ``eids``;
         ``workers``: background sampling threads (default: the sampler's, see
-        ``MinibatchSampler.num_workers``). The batches are the same either way."""
+        ``MinibatchSampler.num_workers``). The batches are the same either way. ``rows``: the
+        consumer takes ``IndexedRows`` features, used only when sampling inline (a worker's
+        gather runs off the training thread)."""
         o = self.sampler.options
         batches = seed_batches(eids.cpu().long(), o.batch_size, shuffle=o.shuffle,
                                drop_last=o.drop_last, generator=generator)
@@ -136,10 +144,11 @@ class EdgeBatches:
         device = self.graph.device
         workers = self.sampler.num_workers(workers)
         gather = gather_threads(o, workers)
+        lazy = rows and (workers == 0 or o.prefetch <= 0)
 
         def produce(item: tuple[int, torch.Tensor]) -> EdgeMiniBatch:
             gen = torch.Generator(device=device).manual_seed(batch_seeds[item[0]])
-            return self.sample(item[1], gen, gather)
+            return self.sample(item[1], gen, gather, lazy)
 
         stream_device = self.graph.output_device if self.graph.output_device.type == "cuda" \
             else device

@@ -10,6 +10,7 @@ from graphflow.linkpred.negatives import NegativeSampler
 from graphflow.sampling.edges import EdgeBatches, reverse_edge_ids
 from graphflow.sampling.neighbor import sample_blocks
 from graphflow.sampling.csc import CSCGraph
+from graphflow.sparse.indexed_rows import IndexedRows
 from graphflow_plugins.samplers.dgl_neighbor import DGLNeighborSampler
 from graphflow_plugins.samplers.neighbor import NeighborSampler
 
@@ -85,3 +86,25 @@ def test_edge_batches_are_deterministic_with_a_seed():
 
     for a, b in zip(run(), run()):
         assert all(torch.equal(x, y) for x, y in zip(a, b))
+
+
+def test_rows_leave_the_features_in_the_table_when_sampling_inline():
+    data = graph(seed=3)
+    src, dst = data.graph.edges()
+    sampler = NeighborSampler(NeighborSampler.Options(fanouts=[3, 3], batch_size=40))
+    prepared = sampler.prepare(data, torch.device("cpu"))
+    rev = reverse_edge_ids(src, dst, data.num_nodes)
+
+    def run(rows, workers):
+        edges = EdgeBatches(sampler, prepared, src, dst, rev,
+                            NegativeSampler("uniform", data.num_nodes), k=1)
+        return list(edges.iterate(torch.arange(src.numel()), torch.Generator().manual_seed(2),
+                                  workers=workers, rows=rows))
+
+    plain, lazy, worker = run(False, 0), run(True, 0), run(True, 1)
+    assert all(isinstance(mb.features, IndexedRows) for mb in lazy)
+    assert all(isinstance(mb.features, torch.Tensor) for mb in plain + worker)
+    for a, b, c in zip(plain, lazy, worker):  # the same batches, the same rows
+        assert torch.equal(a.input_nodes, b.input_nodes)
+        assert torch.equal(a.features, b.features.materialize())
+        assert torch.equal(a.features, c.features)

@@ -75,10 +75,10 @@ class GraphModel(nn.Module):
 
         The per-layer heads run as one product, :math:`\sum_l W_l\,\mathrm{drop}(r_l) + c_l =
         [W_0 \cdots W_L]\,\mathrm{drop}([r_0 \cdots r_L]) + \sum_l c_l` (``weight`` and
-        ``bias``), in place of one product and one sum per layer; the dropout is one draw over the concatenated read-out
-        vectors (each entry kept or dropped independently, as with one draw per layer, in
-        one call instead of one per layer: each call has a fixed cost of tens of
-        microseconds on the CPU).
+        ``bias``), in place of one product and one sum per layer. The dropout is one draw over
+        the concatenated read-out vectors: each entry kept or dropped independently, as with
+        one draw per layer, in one call instead of one per layer (each call has a fixed cost
+        of tens of microseconds on the CPU).
         """
         seg = batch.segment()
         pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.graphs.readout import Readout, contiguous_sum, segment_softmax, segment_sum
+from graphflow.graphs.readout import Readout, segment_softmax, segment_sum
 
 
 def setup():
@@ -67,17 +67,19 @@ def test_pooling_gradients_match_dgl(pooling):
     torch.testing.assert_close(h1.grad, h2.grad)
 
 
-def test_contiguous_sum_empty_segments_heads_and_other_dtypes():
+def test_segment_sums_empty_segments_heads_and_other_dtypes():
     sizes = torch.tensor([2, 0, 3])  # a graph without nodes pools to zeros
     ptr = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
     seg = torch.repeat_interleave(torch.arange(3), sizes)
     h = torch.randn(5, 2, 3, dtype=torch.float64, requires_grad=True)  # (n, heads, F)
-    out = contiguous_sum(h, seg, ptr)
+    out = Readout("sum", 3)(h, seg, ptr)
     assert out.shape == (3, 2, 3)
-    torch.testing.assert_close(out, segment_sum(h.detach(), seg, 3))
-    assert torch.autograd.gradcheck(lambda t: contiguous_sum(t, seg, ptr), (h,))
-    none = contiguous_sum(torch.zeros(0, 4, dtype=torch.float64), seg[:0],
-                          torch.zeros(3, dtype=torch.int64))  # a batch without nodes
+    torch.testing.assert_close(out[1], torch.zeros(2, 3, dtype=torch.float64))
+    torch.testing.assert_close(out[2], h.detach()[2:].sum(0))
+    assert torch.autograd.gradcheck(lambda t: Readout("mean", 3)(t, seg, ptr), (h,))
+    none = Readout("sum", 4)(torch.zeros(0, 4, dtype=torch.float64), seg[:0],
+                             torch.zeros(3, dtype=torch.int64))  # a batch without nodes
     assert torch.equal(none, torch.zeros(2, 4, dtype=torch.float64))
-    half = h.detach()[:, 0].half()  # no bag kernel for it here: the index_add path
-    torch.testing.assert_close(contiguous_sum(half, seg, ptr), segment_sum(half, seg, 3))
+    half = h.detach()[:, 0].half()
+    torch.testing.assert_close(Readout("sum", 3)(half, seg, ptr),
+                               segment_sum(half.float(), seg, 3).half())

@@ -14,7 +14,13 @@ threads on this machine:
 * ``forward`` / ``backward`` / ``adam``: the model on the batch, its first layer reading the
   feature table in place (``IndexedRows``, as inline-sampled training does; the two
   gathers above are then what that saves, not part of a step);
-* ``faults``: minor page faults (``getrusage``) per batch over the whole loop.
+* ``faults``: minor page faults (``getrusage``) per batch over the whole loop;
+* ``products_alone``: the dense products of forward and backward (``mm``, ``addmm``, and the
+  oneDNN convolutions where the measured backend is oneDNN), recorded op by op with their
+  shapes and layouts on a few untimed batches, then run again by themselves on fresh tensors
+  of those shapes: what the products cost with nothing else around them. The model's time
+  above that is its other work (aggregation, activations, concatenation, autograd), which
+  a peer running the same products on the same kernels does not share.
 
 Run it once per allocator setting to see what keeping freed memory does (each setting is
 process-wide and cannot be undone, so one process measures one)::
@@ -41,6 +47,8 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
+from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
+from torch.utils._pytree import tree_map  # noqa: E402
 
 from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
@@ -52,6 +60,46 @@ from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 from benchmarks.sampling import CLASSES, FANOUTS, FEATURES, HIDDEN, GraphflowSAGE, build  # noqa: E402
 
 PARTS = ("sample", "gather_1t", "gather_2t", "forward", "backward", "adam")
+PRODUCT_OPS = ("aten::mm", "aten::addmm", "aten::convolution", "aten::convolution_backward",
+               "mkldnn::_linear_pointwise")
+"""The dense products' ops (torch's and, through graphflow.sparse.gemm, oneDNN's)."""
+
+
+class RecordProducts(TorchDispatchMode):
+    """Records every dense product run under it: the op and its arguments, each tensor as
+    (shape, stride, dtype), so that :func:`replay` can run the same products alone."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls: list[tuple] = []
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        if func._schema.name in PRODUCT_OPS:
+            spec = tree_map(lambda a: ("tensor", tuple(a.shape), a.stride(), a.dtype)
+                            if isinstance(a, torch.Tensor) else a, (args, kwargs))
+            self.calls.append((func, spec))
+        return func(*args, **kwargs)
+
+
+def replay(calls: list[tuple], rounds: int = 3) -> float:
+    """Seconds to run ``calls`` (recorded by :class:`RecordProducts`) alone, on fresh random
+    tensors of the recorded shapes and layouts (built before the timer); the best of
+    ``rounds`` passes."""
+    def make(a):
+        if isinstance(a, tuple) and len(a) == 4 and a[0] == "tensor":
+            return torch.empty_strided(a[1], a[2], dtype=a[3]).normal_()
+        return a
+
+    ready = [(func, tree_map(make, spec, is_leaf=lambda a: isinstance(a, tuple)
+                             and len(a) == 4 and a[0] == "tensor")) for func, spec in calls]
+    best = float("inf")
+    for _ in range(rounds):
+        t = time.perf_counter()
+        for func, (args, kwargs) in ready:
+            func(*args, **kwargs)
+        best = min(best, time.perf_counter() - t)
+    return best
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -60,6 +108,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--allocator", choices=["retain", "system"], default="retain")
     p.add_argument("--batches", type=int, default=40)
     p.add_argument("--warmup", type=int, default=5)
+    p.add_argument("--product-batches", type=int, default=5,
+                   help="untimed batches whose dense products are recorded and run alone")
     p.add_argument("--threads", type=int, default=0,
                    help="training threads (default: the core policy's for this machine)")
     a = p.parse_args(argv)
@@ -109,6 +159,20 @@ def main(argv: list[str] | None = None) -> int:
                 for part in PARTS:
                     total[part] += took[part]
         faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        # The dense products of a few more batches, recorded (untimed, no optimizer step)
+        # and then run alone.
+        recorder = RecordProducts()
+        start = a.warmup + a.batches
+        for i in range(start, start + a.product_batches):
+            seeds = order[i * 1024:(i + 1) * 1024]
+            blocks = sampler.sample_blocks(graph.structure, seeds,
+                                           torch.Generator().manual_seed(i))
+            with recorder:
+                out = model([Adjacency.from_block(b) for b in blocks],
+                            IndexedRows(feat, blocks[0].src_nodes))
+                F.cross_entropy(out, label.index_select(0, seeds)).backward()
+            opt.zero_grad()
+        alone = replay(recorder.calls) / max(a.product_batches, 1) * 1e3  # ms per batch
     ms = {part: total[part] / a.batches * 1e3 for part in PARTS}
     print(f"{nodes:,} nodes, {a.batches} batches of 1024 seeds, malloc {malloc}, "
           f"{plan.threads} training threads:")
@@ -118,12 +182,18 @@ def main(argv: list[str] | None = None) -> int:
     dense_s = (ms["forward"] + ms["backward"]) / 1e3
     print(f"  dense products {gflop:.2f} GFLOP/batch (forward, weight and input gradients); "
           f"forward + backward together run at {gflop / dense_s:.0f} GFLOP/s")
+    model_ms = ms["forward"] + ms["backward"]
+    calls = len(recorder.calls) // max(a.product_batches, 1)
+    print(f"  dense products alone {alone:.2f} ms/batch ({calls} calls, run by themselves at the"
+          f" recorded shapes): {alone / model_ms:.0%} of forward + backward; the other"
+          f" {model_ms - alone:.2f} ms is aggregation, activations, concatenation and autograd")
     print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
           f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
     print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
                       "threads": plan.threads, **{k: round(v, 3) for k, v in ms.items()},
                       "faults_per_batch": round(faults / a.batches),
-                      "dense_gflop_per_batch": round(gflop, 3)}))
+                      "dense_gflop_per_batch": round(gflop, 3),
+                      "products_alone": round(alone, 3)}))
     return 0
 
 

@@ -143,8 +143,9 @@ class DGLGIN(nn.Module):
 class GraphflowSide:
     name = "graphflow"
 
-    def __init__(self, g, ptr, labels, classes, seed):
+    def __init__(self, g, ptr, labels, classes, seed, workers: int = 0):
         self.batcher = GraphBatcher(Adjacency.from_graph(g), ptr, g.ndata["feat"])
+        self.workers = workers  # background threads cutting the batches (0: inline)
         self.labels = labels
         torch.manual_seed(seed)
         self.model = graphflow_model(g.ndata["feat"].shape[1], classes,
@@ -155,7 +156,8 @@ class GraphflowSide:
     def epoch(self, train: torch.Tensor) -> float:
         self.model.train()
         total = 0.0
-        for batch in self.batcher.epoch(train, BATCH, generator=self.gen):
+        for batch in self.batcher.epoch(train, BATCH, generator=self.gen,
+                                        workers=self.workers):
             score, _ = self.model(batch)
             loss = F.cross_entropy(score, self.labels[batch.graphs])
             self.opt.zero_grad()
@@ -221,14 +223,14 @@ def set_lr(side, epoch: int) -> None:
 
 
 # --------------------------------------------------------------------------- runs
-def speed(num_graphs: int, epochs: int, seed: int) -> dict:
+def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0) -> dict:
     t = time.perf_counter()
     g, ptr, labels = generate(num_graphs, seed)
     graphs = split_graphs(g, ptr)
     print(f"generated {num_graphs:,} graphs, {g.num_nodes():,} nodes, {g.num_edges():,} "
           f"edges in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     train = torch.arange(num_graphs)
-    sides = [GraphflowSide(g, ptr, labels, 2, seed), DGLSide(graphs, labels, 2, seed)]
+    sides = [GraphflowSide(g, ptr, labels, 2, seed, workers), DGLSide(graphs, labels, 2, seed)]
     times: dict[str, list[float]] = {s.name: [] for s in sides}
     for epoch in range(epochs):
         for side in sides:  # alternating: both see the same machine state
@@ -279,6 +281,9 @@ def main() -> None:
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-quality", action="store_true")
+    p.add_argument("--workers", type=int, default=0,
+                   help="graphflow's batches cut by this many background threads (default 0: "
+                        "inline, as graphflow run's core policy does below 4 cores)")
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc for the whole process, both sides (retain: what graphflow run "
                         "sets, graphflow.runtime.allocator)")
@@ -289,7 +294,8 @@ def main() -> None:
     result = {"machine": machine.show(), "threads": a.threads, "allocator": malloc,
               "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": BATCH,
               "hidden": HIDDEN, "gin_layers": LAYERS}
-    result.update(speed(a.graphs, a.epochs, a.seed))
+    result["workers"] = a.workers
+    result.update(speed(a.graphs, a.epochs, a.seed, a.workers))
     if not a.skip_quality and a.mutag.exists():
         result["mutag"] = quality(a.mutag, a.mutag_epochs, a.seed)
     print(f"ratio (DGL / graphflow epoch time): {result['ratio']:.2f}", file=sys.stderr)

@@ -26,6 +26,8 @@ from dataclasses import dataclass
 
 import torch
 
+from graphflow.sampling.prefetch import prefetch
+from graphflow.sampling.sampler import intra_op_threads
 from graphflow.sparse import Adjacency
 from graphflow.sparse.adjacency import Transposed
 
@@ -145,10 +147,28 @@ class GraphBatcher:
         return GraphBatch(adj=out, x=take(self.x, 0, nodes), ptr=ptr, graphs=sel, nodes=nodes)
 
     def epoch(self, graphs: torch.Tensor, batch_size: int, *,
-              generator: torch.Generator | None = None) -> Iterator[GraphBatch]:
+              generator: torch.Generator | None = None, workers: int = 0,
+              threads: int = 1) -> Iterator[GraphBatch]:
         """Batches over ``graphs`` (int64 positions): shuffled by ``generator`` when given, in
-        order otherwise; the last batch may be smaller."""
+        order otherwise; the last batch may be smaller.
+
+        ``workers`` background threads cut the next batches while the caller trains on the
+        current one (:func:`graphflow.sampling.prefetch.prefetch`, each worker one batch
+        ahead, with ``threads`` torch threads of its own): the same batches in the same
+        order as cut inline (``workers = 0``). The graph tasks take ``workers`` from the
+        stage's core plan (docs/cores.md): inline below 4 cores. On a GPU the batches are
+        cut inline, as device kernels that queue behind the training step's.
+        """
         if generator is not None:
             graphs = graphs[torch.randperm(graphs.shape[0], generator=generator)]
-        for sel in graphs.split(batch_size):
-            yield self.batch(sel)
+        parts = graphs.split(batch_size)
+        if workers <= 0 or self.adj.device.type != "cpu":
+            for sel in parts:
+                yield self.batch(sel)
+            return
+
+        def cut(sel: torch.Tensor) -> GraphBatch:
+            with intra_op_threads(threads):
+                return self.batch(sel)
+
+        yield from prefetch(cut, parts, workers=workers)

@@ -116,6 +116,9 @@ class GraphTask(SupervisedTask):
     (:meth:`_kind`)."""
 
     level = "graph"
+    #: Minibatches of whole graphs: the core policy's ``sampled`` split, whose workers cut
+    #: the next batches while the model trains (inline below 4 cores; docs/cores.md).
+    workload = "sampled"
     Options = GraphTaskOptions
     options: GraphTaskOptions
 
@@ -173,7 +176,7 @@ class GraphTask(SupervisedTask):
             raise DataError("the graph split selects no training graph; check split")
         result = self._train_fold(ctx, inputs, fold, fold_no=None)
         model = result["model"]
-        scores, emb = self._predict(model, inputs, torch.arange(g, device=ctx.device))
+        scores, emb = self._predict(ctx, model, inputs, torch.arange(g, device=ctx.device))
         figures: dict[str, float] = {}
         for part in ("train", "val", "test"):
             ids = getattr(fold, part).to(ctx.device)
@@ -213,7 +216,7 @@ class GraphTask(SupervisedTask):
                               best_epoch=done[str(f)]["best_epoch"])
             model = result["model"]
             test = fold.test.to(ctx.device)
-            s, e = self._predict(model, inputs, test)
+            s, e = self._predict(ctx, model, inputs, test)
             if scores is None:
                 scores = s.new_full((g, s.shape[1]), float("nan"))
                 emb = e.new_zeros((g, e.shape[1]))
@@ -283,7 +286,8 @@ class GraphTask(SupervisedTask):
                 group["lr"] = lr
             model.train()
             total, seen = 0.0, 0
-            for batch in inputs.batcher.epoch(train_ids, o.batch_size, generator=generator):
+            for batch in inputs.batcher.epoch(train_ids, o.batch_size, generator=generator,
+                                              **_cutters(ctx)):
                 y = inputs.labels[batch.graphs]
                 score, _ = model(batch)
                 loss = objective.loss(score, y)
@@ -303,7 +307,7 @@ class GraphTask(SupervisedTask):
             for part, ids in (("val", val_ids), ("test", test_ids)):
                 if ids.numel() == 0 or (part == "test" and fold_no is None):
                     continue
-                s, _ = self._predict(model, inputs, ids)
+                s, _ = self._predict(ctx, model, inputs, ids)
                 y = inputs.labels[ids]
                 rep = objective.report(s, y)
                 rep["loss"] = objective.loss(s, y).item()
@@ -322,12 +326,13 @@ class GraphTask(SupervisedTask):
         return {"model": model, "best_epoch": int(best.epoch), "curve": curve}
 
     @torch.no_grad()
-    def _predict(self, model: GraphModel, inputs: Inputs,
+    def _predict(self, ctx: RunContext, model: GraphModel, inputs: Inputs,
                  ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """(scores (n, C), embeddings (n, D)) of graphs ``ids`` in eval mode, in order."""
         was = model.training
         model.eval()
-        parts = [model(b) for b in inputs.batcher.epoch(ids, self.options.eval_batch_size)]
+        parts = [model(b) for b in inputs.batcher.epoch(ids, self.options.eval_batch_size,
+                                                        **_cutters(ctx))]
         model.train(was)
         return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
 
@@ -348,6 +353,12 @@ class GraphTask(SupervisedTask):
                         "in_dim": int(inputs.batcher.x.shape[1]),
                         "target_kind": inputs.objective.kind,
                         "loss": inputs.objective.regression_loss}
+
+
+def _cutters(ctx: RunContext) -> dict[str, int]:
+    """The batch-cutting workers and their threads from the stage's core plan."""
+    plan = ctx.cores
+    return {} if plan is None else {"workers": plan.workers, "threads": plan.worker_threads}
 
 
 def _strata_labels(inputs: Inputs) -> torch.Tensor:

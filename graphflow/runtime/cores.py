@@ -8,7 +8,8 @@ A stage's work is one of three workloads (:data:`Workload`):
     without a sampler). One big SpMM / GEMM per layer: every core goes to torch's intra-op
     threads, no workers.
 ``sampled``
-    Minibatch training on sampled blocks. Two kinds of work compete: sampling (small,
+    Minibatch training on sampled blocks (and on batches of whole graphs, which the graph
+    tasks' workers cut the same way). Two kinds of work compete: sampling (small,
     memory-bound, one core per batch) and the model's kernels (GEMMs and SpMMs that use
     every intra-op thread). On this project's 2-core machine the model's kernels took
     ~40 ms per batch with two threads and ~70 ms with one; a batch's sampling ~10 ms on one

@@ -42,6 +42,7 @@ from graphflow.sampling.block import MiniBatch
 from graphflow.runtime.signals import join_threads
 
 T = TypeVar("T")
+R = TypeVar("R")
 
 # Seconds between the interpreter's offers of the GIL while background workers sample (Python's
 # default: 0.005).
@@ -52,11 +53,12 @@ _switch_users = 0  # prefetches running now
 _switch_saved = sys.getswitchinterval()  # the caller's, put back when the last one ends
 
 
-def prefetch(produce: Callable[[T], MiniBatch], items: Iterable[T], *, depth: int = 1,
-             workers: int = 1, device: torch.device | None = None) -> Iterator[MiniBatch]:
+def prefetch(produce: Callable[[T], R], items: Iterable[T], *, depth: int = 1,
+             workers: int = 1, device: torch.device | None = None) -> Iterator[R]:
     """Yield ``produce(item)`` for each item, in order, computed ahead in ``workers`` threads.
 
-    :param produce: builds one minibatch (sampling and gathering); thread-safe.
+    :param produce: builds one minibatch (sampling and gathering; or a batch of whole
+        graphs, :meth:`graphflow.graphs.batch.GraphBatcher.epoch`, on the CPU); thread-safe.
     :param items: the seed batches, in order.
     :param depth: finished batches each worker may hold (>= 1); ``0`` produces inline.
     :param workers: background threads, each taking every ``workers``-th item; ``0``

@@ -86,6 +86,37 @@ def undirected_collection(num_graphs=12, seed=4):
     return out, ptr
 
 
+def test_background_workers_cut_the_same_batches_in_the_same_order():
+    graphs, ptr = random_collection(seed=3)
+    whole = dgl.batch(graphs)
+    batcher = GraphBatcher(Adjacency.from_graph(whole), ptr, whole.ndata["feat"])
+    ids = torch.arange(20)
+    inline = list(batcher.epoch(ids, 3, generator=torch.Generator().manual_seed(5)))
+    for workers in (1, 2):
+        ahead = list(batcher.epoch(ids, 3, generator=torch.Generator().manual_seed(5),
+                                   workers=workers))
+        assert len(ahead) == len(inline) == 7
+        for a, b in zip(ahead, inline):
+            assert torch.equal(a.graphs, b.graphs) and torch.equal(a.ptr, b.ptr)
+            assert torch.equal(a.adj.indptr, b.adj.indptr)
+            assert torch.equal(a.adj.indices, b.adj.indices)
+            assert torch.equal(a.x, b.x) and torch.equal(a.nodes, b.nodes)
+            assert torch.equal(a.adj.eids, b.adj.eids)  # the lazily cut parts too
+            assert torch.equal(a.adj.transposed().perm, b.adj.transposed().perm)
+
+
+def test_a_consumer_that_stops_early_leaves_no_cutting_thread_behind():
+    import threading
+
+    graphs, ptr = random_collection(seed=4)
+    whole = dgl.batch(graphs)
+    batcher = GraphBatcher(Adjacency.from_graph(whole), ptr, whole.ndata["feat"])
+    batches = batcher.epoch(torch.arange(20), 2, workers=2)
+    next(batches)
+    batches.close()
+    assert not [t for t in threading.enumerate() if t.name.startswith("graphflow-prefetch")]
+
+
 def test_a_symmetric_collection_reuses_its_csr_as_the_transpose():
     graphs, ptr = undirected_collection()
     whole = dgl.batch(graphs)

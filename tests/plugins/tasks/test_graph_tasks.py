@@ -74,6 +74,20 @@ what = "embeddings"
     assert len(emb.column("embedding")[0]) == 3 + 16 + 16
 
 
+def test_batches_cut_by_a_background_worker_train_the_same_model(run_toml):
+    """``[train.cores] workers`` cut the graph batches ahead (the core policy's ``sampled``
+    split); the batches, and so the seeded run, are those cut inline."""
+    runs = {}
+    for workers in (0, 1):
+        result = run_toml(pipeline(epochs=4, train_extra='split = [0.5, 0.25, 0.25]')
+                          + f"workers = {workers}\n")
+        record = json.loads((result.out_dir / "run.json").read_text())
+        cores = next(s["cores"] for s in record["stages"] if s["section"] == "train")
+        assert (cores["workload"], cores["workers"], cores["threads"]) == ("sampled", workers, 1)
+        runs[workers] = record["metrics"]
+    assert runs[0] == runs[1]
+
+
 def test_folds_report_both_protocols(run_toml):
     result = run_toml(pipeline(epochs=5, train_extra="folds = 4\nval_fraction = 0.2"))
     record = json.loads((result.out_dir / "run.json").read_text())

@@ -53,18 +53,7 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
 
     Gradients flow to ``x`` and to ``values`` when they require grad.
     """
-    if not isinstance(x, (torch.Tensor, IndexedRows)):
-        raise DataError(f"spmm needs a dense tensor, got {type(x).__name__}; sparse input "
-                        f"features go through graphflow.sparse.features.linear")
-    if not _same_device(x.device, adj.device):
-        raise DeviceError(f"features are on {x.device} but the adjacency is on {adj.device}; "
-                          f"move one of them with .to(...)")
-    if x.dim() == 0 or x.shape[0] != adj.num_src:
-        raise DataError(f"features have {x.shape[0] if x.dim() else 0} rows but the adjacency "
-                        f"has {adj.num_src} source nodes")
-    if reduce not in REDUCES:
-        raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
-    values = _check_values(adj, x.dtype, values)
+    values = _check(adj, x, values, reduce)
     if isinstance(x, IndexedRows):
         return _spmm_rows(adj, x, values, reduce)
     scale = mean_scale(adj, x.dtype) if reduce == "mean" else None
@@ -84,6 +73,23 @@ def spmm(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
                     f"{tuple(x.shape)}")
 
 
+def _check(adj: Adjacency, x: torch.Tensor | IndexedRows, values: torch.Tensor | None,
+           reduce: str) -> torch.Tensor | None:
+    """:func:`spmm`'s argument checks (one line each); returns the checked values."""
+    if not isinstance(x, (torch.Tensor, IndexedRows)):
+        raise DataError(f"spmm needs a dense tensor, got {type(x).__name__}; sparse input "
+                        f"features go through graphflow.sparse.features.linear")
+    if not _same_device(x.device, adj.device):
+        raise DeviceError(f"features are on {x.device} but the adjacency is on {adj.device}; "
+                          f"move one of them with .to(...)")
+    if x.dim() == 0 or x.shape[0] != adj.num_src:
+        raise DataError(f"features have {x.shape[0] if x.dim() else 0} rows but the adjacency "
+                        f"has {adj.num_src} source nodes")
+    if reduce not in REDUCES:
+        raise DataError(f'spmm reduce must be one of {REDUCES}, got "{reduce}"')
+    return _check_values(adj, x.dtype, values)
+
+
 def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
              reduce: Reduce = "sum") -> torch.Tensor:
     """``[x[:num_dst] | A @ x]``: the destinations' own rows beside their aggregate,
@@ -94,16 +100,40 @@ def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None
     rows are added in place. Written as slice + cat + spmm, autograd zero-fills a (num_src,
     F) tensor for the slice's gradient and adds it to the SpMM's out of place: three more
     passes over (num_src, F) (16 MB each for a 16k x 256 layer of a sampled batch). Edge
-    values that require grad take that general path.
+    values that require grad take that general path. The forward writes the destinations'
+    rows (gathered straight from the table for :class:`IndexedRows`) into the left half of
+    one (num_dst, 2 F) buffer and the aggregate into the right half, its mean scaling doing
+    the copy: no concatenation pass. The floats are those of the slice + spmm + cat.
     """
-    if isinstance(x, IndexedRows):  # no gradient to the rows: the plain form is the fast one
-        return torch.cat([x[: adj.num_dst].materialize(), spmm(adj, x, values, reduce)], 1)
+    if isinstance(x, IndexedRows):  # no gradient to the rows
+        if _rows_need_grad(x, values):
+            return torch.cat([x[: adj.num_dst].materialize(), spmm(adj, x, values, reduce)], 1)
+        checked = _check(adj, x, values, reduce)
+        out = x.table.new_empty(adj.num_dst, 2 * x.shape[1])  # (num_dst, 2 F)
+        torch.index_select(x.table.detach(), 0, x.index[: adj.num_dst],
+                           out=out[:, : x.shape[1]])  # the own rows, gathered in place
+        return _aggregate_into(out, adj, _rows_sum(adj, x, checked),
+                               mean_scale(adj, x.dtype) if reduce == "mean" else None)
     if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.requires_grad \
-            or (values is not None and values.requires_grad):
+            or (values is not None and (values.requires_grad or values.dim() != 1)):
         return torch.cat([x[: adj.num_dst], spmm(adj, x, values, reduce)], 1)
-    agg = spmm(adj, x.detach(), values, reduce)  # checks shapes and devices; (num_dst, F)
-    return _DstCat.apply(adj, x, agg, _check_values(adj, x.dtype, values),
+    checked = _check(adj, x, values, reduce)
+    raw = csr_matmul(kernel_csr(adj, checked), x.detach(), adj.num_dst)  # (num_dst, F) sums
+    return _DstCat.apply(adj, x, raw, checked,
                          mean_scale(adj, x.dtype) if reduce == "mean" else None)
+
+
+def _aggregate_into(out: torch.Tensor, adj: Adjacency, raw: torch.Tensor,
+                    scale: torch.Tensor | None) -> torch.Tensor:
+    """``out[:, F:] = raw * scale`` by row (``raw`` when no scale): the aggregate written
+    straight into the right half of ``[x_dst | mean]``, the scaling pass doing the copy that
+    a ``torch.cat`` would add."""
+    right = out[:, out.shape[1] // 2:]
+    if scale is None:
+        right.copy_(raw)
+    else:
+        torch.mul(raw, scale.view(-1, 1), out=right)
+    return out
 
 
 def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
@@ -112,10 +142,22 @@ def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
     :func:`spmm`): the kernel's columns are ``index[adj.indices]``, so the (num_src, F)
     gather is never made. The same sums in the same order as on the gathered rows. Falls
     back to the gather when a gradient must flow to the table or the values."""
-    if torch.is_grad_enabled() and (x.table.requires_grad or (
-            values is not None and values.requires_grad)) \
-            or (values is not None and values.dim() != 1):
+    if _rows_need_grad(x, values):
         return spmm(adj, x.materialize(), values, reduce)
+    return _scale_rows(_rows_sum(adj, x, values),
+                       mean_scale(adj, x.dtype) if reduce == "mean" else None, inplace=True)
+
+
+def _rows_need_grad(x: IndexedRows, values: torch.Tensor | None) -> bool:
+    """Whether ``A @ table[index]`` must go through the gathered rows (a gradient to the
+    table or the values, or multi-head values)."""
+    return torch.is_grad_enabled() and (x.table.requires_grad or (
+        values is not None and values.requires_grad)) \
+        or (values is not None and values.dim() != 1)
+
+
+def _rows_sum(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None) -> torch.Tensor:
+    """(num_dst, F) sums ``A @ table[index]``, read from the table (no gradient)."""
     # int32 ids when they fit (the kernel then reads half the bytes); only the row pointers
     # of A are needed here, not its (nnz,) local columns.
     small = adj.nnz < 2**31 - 1 and x.table.shape[0] < 2**31 - 1
@@ -123,10 +165,8 @@ def _spmm_rows(adj: Adjacency, x: IndexedRows, values: torch.Tensor | None,
                         lambda: adj.indptr.int() if small else adj.indptr)
     index = x.index.int() if small else x.index  # (num_src,) table rows
     cols = index.index_select(0, adj.indices)  # (nnz,) the table row of each entry
-    out = csr_matmul(KernelCSR(indptr, cols, None if values is None else values.detach()),
-                     x.table.detach(), adj.num_dst)  # (num_dst, F), fresh
-    return _scale_rows(out, mean_scale(adj, x.dtype) if reduce == "mean" else None,
-                       inplace=True)
+    return csr_matmul(KernelCSR(indptr, cols, None if values is None else values.detach()),
+                      x.table.detach(), adj.num_dst)  # (num_dst, F), fresh
 
 
 def _check_values(adj: Adjacency, dtype: torch.dtype,
@@ -165,14 +205,16 @@ def _scale_rows(y: torch.Tensor, scale: torch.Tensor | None,
 
 
 class _DstCat(torch.autograd.Function):
-    """``[x[:num_dst] | agg]`` where ``agg = A @ x`` was computed outside autograd; the
-    gradient of both halves goes to ``x`` (see :func:`spmm_cat`)."""
+    """``[x[:num_dst] | scale * (A @ x)]`` where the sums ``A @ x`` were computed outside
+    autograd; the gradient of both halves goes to ``x`` (see :func:`spmm_cat`)."""
 
     @staticmethod
-    def forward(ctx, adj: Adjacency, x: torch.Tensor, agg: torch.Tensor,  # type: ignore[override]
+    def forward(ctx, adj: Adjacency, x: torch.Tensor, raw: torch.Tensor,  # type: ignore[override]
                 values: torch.Tensor | None, scale: torch.Tensor | None) -> torch.Tensor:
         ctx.adj, ctx.values, ctx.scale = adj, values, scale  # (nnz,) / (num_dst,) or None
-        return torch.cat([x[: adj.num_dst], agg], 1)  # (num_dst, 2 F)
+        out = x.new_empty(adj.num_dst, 2 * x.shape[1])  # (num_dst, 2 F)
+        out[:, : x.shape[1]].copy_(x[: adj.num_dst])
+        return _aggregate_into(out, adj, raw, scale)  # raw: the unscaled sums A @ x
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]

@@ -79,6 +79,24 @@ def test_spmm_cat_matches_slice_cat_spmm(case, values_grad):
     assert out_f.shape == (num_dst, 10)
 
 
+@pytest.mark.parametrize("reduce", ["sum", "mean"])
+def test_spmm_cat_writes_the_aggregate_in_place_bit_for_bit(reduce):
+    """The aggregate is scaled straight into the right half (no concatenation): the same
+    floats as the slice + spmm + cat it stands for, with and without a gradient, and when
+    the rows are read from a feature table."""
+    from graphflow.sparse.indexed_rows import IndexedRows
+
+    src, dst, gen = random_edges(30, 12, 90, seed=5)
+    adj = Adjacency.from_edges(src, dst, 30, 12)
+    table = torch.randn(50, 7, generator=gen)
+    index = torch.randperm(50, generator=gen)[:30]
+    x = table[index]
+    expect = torch.cat([x[:12], spmm(adj, x, reduce=reduce)], 1)
+    assert torch.equal(spmm_cat(adj, x.clone().requires_grad_(), reduce=reduce).detach(), expect)
+    assert torch.equal(spmm_cat(adj, IndexedRows(table, index), reduce=reduce), expect)
+    assert spmm_cat(adj, IndexedRows(table, index), reduce=reduce).is_contiguous()
+
+
 def test_spmm_cat_without_grad_and_default_values():
     src, dst, gen = random_edges(8, 5, 20, seed=1)
     adj = Adjacency.from_edges(src, dst, 8, 5)

@@ -91,9 +91,12 @@ def _check(adj: Adjacency, x: torch.Tensor | IndexedRows, values: torch.Tensor |
 
 
 def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None,
-             reduce: Reduce = "sum") -> torch.Tensor:
+             reduce: Reduce = "sum", *, ones: bool = False) -> torch.Tensor:
     """``[x[:num_dst] | A @ x]``: the destinations' own rows beside their aggregate,
-    (num_dst, 2 F), for layers that transform both in one product (SAGE).
+    (num_dst, 2 F), for layers that transform both in one product (SAGE). With ``ones``, a
+    column of ones follows, ``[x[:num_dst] | A @ x | 1]`` (num_dst, 2 F + 1): a product with
+    ``[W_self | W_neigh | b]`` then adds the bias itself, and the bias's gradient comes out
+    of the weight gradient's product instead of a pass of its own.
 
     The same as ``torch.cat([x[:adj.num_dst], spmm(adj, x, values, reduce)], 1)``, but its backward
     is one transposed SpMM into a fresh (num_src, F) gradient to which the destinations'
@@ -105,30 +108,41 @@ def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None
     one (num_dst, 2 F) buffer and the aggregate into the right half, its mean scaling doing
     the copy: no concatenation pass. The floats are those of the slice + spmm + cat.
     """
-    if isinstance(x, IndexedRows):  # no gradient to the rows
-        if _rows_need_grad(x, values):
-            return torch.cat([x[: adj.num_dst].materialize(), spmm(adj, x, values, reduce)], 1)
-        checked = _check(adj, x, values, reduce)
-        out = x.table.new_empty(adj.num_dst, 2 * x.shape[1])  # (num_dst, 2 F)
-        torch.index_select(x.table.detach(), 0, x.index[: adj.num_dst],
-                           out=out[:, : x.shape[1]])  # the own rows, gathered in place
-        return _aggregate_into(out, adj, _rows_sum(adj, x, checked),
-                               mean_scale(adj, x.dtype) if reduce == "mean" else None)
-    if not isinstance(x, torch.Tensor) or x.dim() != 2 or not x.requires_grad \
-            or (values is not None and (values.requires_grad or values.dim() != 1)):
-        return torch.cat([x[: adj.num_dst], spmm(adj, x, values, reduce)], 1)
+    rows = isinstance(x, IndexedRows)
+    general = _rows_need_grad(x, values) if rows else (
+        not isinstance(x, torch.Tensor) or x.dim() != 2
+        or (values is not None and (values.requires_grad or values.dim() != 1)))
+    if general:
+        own = x[: adj.num_dst].materialize() if rows else x[: adj.num_dst]
+        parts = [own, spmm(adj, x, values, reduce)]
+        return torch.cat(parts + [own.new_ones(adj.num_dst, 1)] if ones else parts, 1)
     checked = _check(adj, x, values, reduce)
-    raw = csr_matmul(kernel_csr(adj, checked), x.detach(), adj.num_dst)  # (num_dst, F) sums
-    return _DstCat.apply(adj, x, raw, checked,
-                         mean_scale(adj, x.dtype) if reduce == "mean" else None)
+    scale = mean_scale(adj, x.dtype) if reduce == "mean" else None
+    if rows:
+        raw = _rows_sum(adj, x, checked)  # (num_dst, F) sums read from the table
+    else:
+        raw = csr_matmul(kernel_csr(adj, checked), x.detach(), adj.num_dst)
+        if x.requires_grad and torch.is_grad_enabled():
+            out = _DstCat.apply(adj, x, raw, checked, scale)
+            return torch.cat([out, out.new_ones(adj.num_dst, 1)], 1) if ones else out
+    f = x.shape[1]
+    out = raw.new_empty(adj.num_dst, 2 * f + ones)  # (num_dst, 2 F [+ 1])
+    if rows:  # the own rows, gathered in place
+        torch.index_select(x.table.detach(), 0, x.index[: adj.num_dst], out=out[:, :f])
+    else:
+        out[:, :f].copy_(x[: adj.num_dst])
+    if ones:
+        out[:, 2 * f].fill_(1)
+    return _aggregate_into(out, raw, scale)
 
 
-def _aggregate_into(out: torch.Tensor, adj: Adjacency, raw: torch.Tensor,
+def _aggregate_into(out: torch.Tensor, raw: torch.Tensor,
                     scale: torch.Tensor | None) -> torch.Tensor:
-    """``out[:, F:] = raw * scale`` by row (``raw`` when no scale): the aggregate written
-    straight into the right half of ``[x_dst | mean]``, the scaling pass doing the copy that
-    a ``torch.cat`` would add."""
-    right = out[:, out.shape[1] // 2:]
+    """``out[:, F:2F] = raw * scale`` by row (``raw`` when no scale), ``raw`` being (rows,
+    F): the aggregate written straight into its part of ``[x_dst | mean (| 1)]``, the scaling
+    pass doing the copy that a ``torch.cat`` would add."""
+    f = raw.shape[1]
+    right = out[:, f: 2 * f]
     if scale is None:
         right.copy_(raw)
     else:
@@ -214,7 +228,7 @@ class _DstCat(torch.autograd.Function):
         ctx.adj, ctx.values, ctx.scale = adj, values, scale  # (nnz,) / (num_dst,) or None
         out = x.new_empty(adj.num_dst, 2 * x.shape[1])  # (num_dst, 2 F)
         out[:, : x.shape[1]].copy_(x[: adj.num_dst])
-        return _aggregate_into(out, adj, raw, scale)  # raw: the unscaled sums A @ x
+        return _aggregate_into(out, raw, scale)  # raw: the unscaled sums A @ x
 
     @staticmethod
     def backward(ctx, grad: torch.Tensor):  # type: ignore[override]

@@ -43,6 +43,26 @@ def test_matches_dgl_sageconv_mean(case, features, compare, dims, bias, weighted
     compare(out, expected, grads)
 
 
+@pytest.mark.parametrize("weighted", [False, True])
+@pytest.mark.parametrize("rows", [False, True])
+def test_a_first_layer_with_its_bias_in_the_product_matches_dgl(case, features, compare,
+                                                               weighted, rows):
+    """Features that need no gradient (a first layer): the bias rides in the product as a
+    column of ones; output and parameter gradients still equal DGL's, from a tensor or from
+    rows read in place (IndexedRows)."""
+    from graphflow.sparse.indexed_rows import IndexedRows
+
+    ours, ref = pair(3, 6)
+    x = features(case.num_src, 3)
+    table = torch.cat([torch.zeros(2, 3, dtype=x.dtype), x])
+    given = IndexedRows(table, torch.arange(2, 2 + case.num_src)) if rows else x
+    w = torch.rand(case.g.num_edges(), dtype=torch.float64) + 0.5 if weighted else None
+    out = ours(case.adj, given, None if w is None else case.to_csr(w))
+    assert type(out.grad_fn).__name__ != "AddmmBackward0"  # no separate bias add
+    expected = ref(case.g, x, edge_weight=w)
+    compare(out, expected, grads_of(ours, ref))
+
+
 def test_feat_drop_uses_one_mask_for_self_and_neighbours(case, features):
     ours, ref = pair(4, 3, feat_drop=0.5)
     x = features(case.num_src, 4)

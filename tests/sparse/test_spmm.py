@@ -97,6 +97,22 @@ def test_spmm_cat_writes_the_aggregate_in_place_bit_for_bit(reduce):
     assert spmm_cat(adj, IndexedRows(table, index), reduce=reduce).is_contiguous()
 
 
+@pytest.mark.parametrize("path", ["plain", "rows", "grad", "values_grad"])
+def test_spmm_cat_ones_appends_a_column_of_ones_on_every_path(path):
+    from graphflow.sparse.indexed_rows import IndexedRows
+
+    src, dst, gen = random_edges(20, 8, 50, seed=6)
+    adj = Adjacency.from_edges(src, dst, 20, 8)
+    x = torch.randn(20, 4, generator=gen)
+    values = torch.rand(50, generator=gen, requires_grad=path == "values_grad")
+    given = {"rows": IndexedRows(x, torch.arange(20)), "grad": x.clone().requires_grad_()}
+    out = spmm_cat(adj, given.get(path, x), values, "mean", ones=True)
+    plain = spmm_cat(adj, x, values.detach(), "mean")
+    assert out.shape == (8, 9)
+    torch.testing.assert_close(out[:, :8].detach(), plain, rtol=0, atol=0)
+    assert torch.equal(out[:, 8], torch.ones(8))
+
+
 def test_spmm_cat_without_grad_and_default_values():
     src, dst, gen = random_edges(8, 5, 20, seed=1)
     adj = Adjacency.from_edges(src, dst, 8, 5)

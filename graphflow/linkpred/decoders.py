@@ -68,7 +68,34 @@ def decode(decoder: nn.Module, h: torch.Tensor, u: torch.Tensor, v: torch.Tensor
     ``h[u]``'s backward (``index_put_`` with accumulation) runs serially on the CPU: 0.89 ms
     against 0.30 ms for 1024 rows of a (3072, 256) batch output, four times a training batch.
     """
+    if type(decoder) is DotDecoder and torch.is_grad_enabled() and h.requires_grad:
+        return _DotPairs.apply(h, u, v)  # (P,)
     return decoder(h.index_select(0, u), h.index_select(0, v))  # (P,)
+
+
+class _DotPairs(torch.autograd.Function):
+    r"""``(h[u] * h[v]).sum(-1)`` with one gradient buffer: :math:`\partial h =
+    \mathrm{scatter}_u(g\,h_v) + \mathrm{scatter}_v(g\,h_u)`, both scatters added in place
+    into one zero-filled (S, D) tensor, where autograd fills one per gather and adds them.
+    2048 pairs of a (2700, 256) batch output, forward and backward, 40 alternating rounds
+    in one process: 4.31 against 3.60 ms on one thread, 2.83 against 2.52 on two."""
+
+    @staticmethod
+    def forward(ctx, h: torch.Tensor, u: torch.Tensor,  # type: ignore[override]
+                v: torch.Tensor) -> torch.Tensor:
+        hu, hv = h.index_select(0, u), h.index_select(0, v)  # (P, D) each
+        ctx.save_for_backward(u, v, hu, hv)
+        ctx.rows = h.shape[0]
+        return (hu * hv).sum(-1)  # (P,)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        u, v, hu, hv = ctx.saved_tensors
+        g = grad.unsqueeze(1)  # (P, 1)
+        out = hu.new_zeros(ctx.rows, hu.shape[1])  # (S, D)
+        out.index_add_(0, u, hv * g)
+        out.index_add_(0, v, hu * g)
+        return out, None, None
 
 
 def decode_pairs(decoder: nn.Module, h: torch.Tensor, pos: torch.Tensor,

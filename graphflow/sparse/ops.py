@@ -127,10 +127,10 @@ def spmm_cat(adj: Adjacency, x: torch.Tensor, values: torch.Tensor | None = None
             return torch.cat([out, out.new_ones(adj.num_dst, 1)], 1) if ones else out
     f = x.shape[1]
     out = raw.new_empty(adj.num_dst, 2 * f + ones)  # (num_dst, 2 F [+ 1])
-    if rows:  # the own rows, gathered in place
+    if rows and out.device.type == "cpu":  # the own rows, gathered in place
         torch.index_select(x.table.detach(), 0, x.index[: adj.num_dst], out=out[:, :f])
     else:
-        out[:, :f].copy_(x[: adj.num_dst])
+        out[:, :f].copy_(x[: adj.num_dst].materialize() if rows else x[: adj.num_dst])
     if ones:
         out[:, 2 * f].fill_(1)
     return _aggregate_into(out, raw, scale)

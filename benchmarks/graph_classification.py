@@ -288,6 +288,8 @@ def main() -> None:
                    help="malloc for the whole process, both sides (retain: what graphflow run "
                         "sets, graphflow.runtime.allocator)")
     a = p.parse_args()
+    if a.workers < 0:
+        p.error(f"--workers must be at least 0, got {a.workers}")
     malloc = allocator.apply(a.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both sides)", file=sys.stderr)
     machine.set_threads(a.threads)  # torch's and DGL's own, the same for both sides

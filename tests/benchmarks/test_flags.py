@@ -29,3 +29,10 @@ def test_gcn_pyg_peer_names_the_missing_package():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == \
         "gcn.py: error: --peer pyg needs PyTorch Geometric: pip install torch_geometric"
+
+
+def test_graph_classification_workers_must_not_be_negative():
+    done = run("graph_classification.py", "--workers", "-1")
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == \
+        "graph_classification.py: error: --workers must be at least 0, got -1"

@@ -1,5 +1,6 @@
-"""Where a sampled training batch's time goes: sampling, feature gather, forward, backward, Adam,
-and the minor page faults per batch, under one allocator setting.
+"""Where a sampled training batch's time goes, graphflow's and DGL's side by side: sampling,
+feature gather, forward, backward, Adam, and the minor page faults per batch, under one
+allocator setting.
 
 The graph and model are ``benchmarks/sampling.py``'s (R-MAT, 1M nodes, 20M edges, 100 random
 features; GraphSAGE 3 x 256, fanouts [15, 10, 5], batch 1024; ``--quick``: 200k / 4M). Each
@@ -21,6 +22,17 @@ threads on this machine:
   of those shapes: what the products cost with nothing else around them. The model's time
   above that is its other work (aggregation, activations, concatenation, autograd), which
   a peer running the same products on the same kernels does not share.
+
+DGL's parts are timed on the same seeds, batch by batch in turn with graphflow's (which side
+goes first alternates), with the same threads: ``sample`` is its ``NeighborSampler``'s
+``sample_blocks`` (the work its ``DataLoader`` does per batch, without the loader's own
+overhead), ``gather`` is ``feat[input_nodes]`` and ``label[output_nodes]`` (its model needs
+the rows), then ``SAGEConv``'s forward, backward and the same fused Adam. Each side's
+``batch`` is the sum of the parts one of its training steps runs (graphflow's first layer
+reads the table in place, so its gathers are not in it). The last lines set the goal
+against DGL's batch: 1.5x DGL's batch leaves graphflow ``budget`` ms, of which its model
+(forward + backward + Adam) takes the printed share; sampling and everything else must fit
+in the rest.
 
 Run it once per allocator setting to see what keeping freed memory does (each setting is
 process-wide and cannot be undone, so one process measures one)::
@@ -50,6 +62,7 @@ import torch.nn.functional as F  # noqa: E402
 from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
 from torch.utils._pytree import tree_map  # noqa: E402
 
+from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
@@ -57,7 +70,12 @@ from graphflow.sparse.indexed_rows import IndexedRows  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
-from benchmarks.sampling import CLASSES, FANOUTS, FEATURES, HIDDEN, GraphflowSAGE, build  # noqa: E402
+from benchmarks.sampling import (CLASSES, FANOUTS, FEATURES, HIDDEN, DGLSAGE,  # noqa: E402
+                                 GraphflowSAGE, build)
+
+DGL_PARTS = ("sample", "gather", "forward", "backward", "adam")
+GOAL = 1.5
+"""The end-to-end ratio the budget line is set against (DGL's batch / graphflow's)."""
 
 PARTS = ("sample", "gather_1t", "gather_2t", "forward", "backward", "adam")
 PRODUCT_OPS = ("aten::mm", "aten::addmm", "aten::convolution", "aten::convolution_backward",
@@ -102,6 +120,32 @@ def replay(calls: list[tuple], rounds: int = 3) -> float:
     return best
 
 
+def batch_ms(ms: dict[str, float], parts: tuple[str, ...]) -> float:
+    """One training step's time: the sum of ``parts`` of ``ms``."""
+    return sum(ms[p] for p in parts)
+
+
+def budget(ours: dict[str, float], theirs: dict[str, float], goal: float = GOAL) -> dict:
+    """What ``goal`` x DGL's batch leaves graphflow, and what its model takes of it.
+
+    :param ours: graphflow's ms per part (:data:`PARTS`); :param theirs: DGL's
+        (:data:`DGL_PARTS`).
+    :returns: ``dgl_batch``, ``graphflow_batch``, ``ratio``, ``budget`` (DGL's batch / goal),
+        ``model`` (graphflow's forward + backward + Adam) and ``left`` (budget - model: what
+        sampling and all else must fit in), in ms.
+    """
+    mine = batch_ms(ours, STEP)
+    dgl_batch = batch_ms(theirs, DGL_PARTS)
+    model = ours["forward"] + ours["backward"] + ours["adam"]
+    cap = dgl_batch / goal
+    return {"dgl_batch": dgl_batch, "graphflow_batch": mine, "ratio": dgl_batch / mine,
+            "goal": goal, "budget": cap, "model": model, "left": cap - model}
+
+
+STEP = ("sample", "forward", "backward", "adam")
+"""The parts of graphflow's inline-sampled step (its first layer reads the table in place)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--quick", action="store_true", help="200k nodes / 4M edges")
@@ -111,11 +155,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--product-batches", type=int, default=5,
                    help="untimed batches whose dense products are recorded and run alone")
     p.add_argument("--threads", type=int, default=0,
-                   help="training threads (default: the core policy's for this machine)")
+                   help="training threads (default: the core policy's for this machine); "
+                        "DGL gets the same")
     a = p.parse_args(argv)
+    if a.batches < 1 or a.warmup < 0 or a.product_batches < 0:
+        p.error("--batches must be at least 1, --warmup and --product-batches at least 0")
     malloc = allocator.apply(a.allocator)["allocator"]
     nodes, edges = (200_000, 4_000_000) if a.quick else (1_000_000, 20_000_000)
-    data = build(nodes, edges, 0, features=FEATURES)
+    data = build(nodes, edges, 0, features=FEATURES)  # DGL's formats built too
     feat, label = data.graph.ndata["feat"], data.graph.ndata["label"]
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, threads=1))
     graph = sampler.prepare(data, torch.device("cpu"))
@@ -124,7 +171,56 @@ def main(argv: list[str] | None = None) -> int:
     torch.manual_seed(0)
     model = GraphflowSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES])
     opt = make_optimizer("adam", model, lr=1e-3, weight_decay=0.0)  # as graphflow run builds it
+    torch.manual_seed(0)
+    peer = DGLSAGE([FEATURES, HIDDEN, HIDDEN, CLASSES])
+    peer_opt = make_optimizer("adam", peer, lr=1e-3, weight_decay=0.0)  # the same Adam
+    peer_sampler = dgl.dataloading.NeighborSampler(FANOUTS)
+    dgl.utils.set_num_threads(plan.threads)  # DGL's kernels: the training threads
+    dgl_threads = dgl.utils.get_num_threads()
+
+    def ours(i: int, seeds: torch.Tensor) -> dict[str, float]:
+        took: dict[str, float] = {}
+        t0 = time.perf_counter()
+        with intra_op_threads(1):
+            blocks = sampler.sample_blocks(graph.structure, seeds,
+                                           torch.Generator().manual_seed(i))
+        took["sample"] = time.perf_counter() - t0
+        # Alternate which gather goes first: the second reads rows the first cached.
+        for part, threads in (("gather_1t", 1), ("gather_2t", 0))[::1 if i % 2 else -1]:
+            t0 = time.perf_counter()
+            with intra_op_threads(threads):  # 0: the plan's threads
+                feat.index_select(0, blocks[0].src_nodes)
+            took[part] = time.perf_counter() - t0
+        t0 = time.perf_counter()
+        rows = IndexedRows(feat, blocks[0].src_nodes)  # x, as the trainer hands it over
+        out = model([Adjacency.from_block(b) for b in blocks], rows)
+        loss = F.cross_entropy(out, label.index_select(0, seeds))
+        t1 = time.perf_counter()
+        opt.zero_grad()
+        loss.backward()
+        t2 = time.perf_counter()
+        opt.step()
+        took.update(forward=t1 - t0, backward=t2 - t1, adam=time.perf_counter() - t2)
+        took["flops"] = dense_flops(blocks)
+        return took
+
+    def theirs(seeds: torch.Tensor) -> dict[str, float]:
+        t0 = time.perf_counter()
+        input_nodes, output_nodes, blocks = peer_sampler.sample_blocks(data.graph, seeds)
+        t1 = time.perf_counter()
+        x, y = feat[input_nodes], label[output_nodes]  # as benchmarks/sampling.py's loop
+        t2 = time.perf_counter()
+        loss = F.cross_entropy(peer(blocks, x), y)
+        t3 = time.perf_counter()
+        peer_opt.zero_grad()
+        loss.backward()
+        t4 = time.perf_counter()
+        peer_opt.step()
+        return {"sample": t1 - t0, "gather": t2 - t1, "forward": t3 - t2, "backward": t4 - t3,
+                "adam": time.perf_counter() - t4}
+
     total = dict.fromkeys(PARTS, 0.0)
+    peer_total = dict.fromkeys(DGL_PARTS, 0.0)
     flops = 0.0  # the dense products' float operations: forward, weight and input gradients
     faults = 0
     with cores.applied(plan):
@@ -132,32 +228,17 @@ def main(argv: list[str] | None = None) -> int:
             seeds = order[i * 1024:(i + 1) * 1024]
             if i == a.warmup:
                 faults = -resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            took: dict[str, float] = {}
-            t0 = time.perf_counter()
-            with intra_op_threads(1):
-                blocks = sampler.sample_blocks(graph.structure, seeds,
-                                               torch.Generator().manual_seed(i))
-            took["sample"] = time.perf_counter() - t0
-            # Alternate which gather goes first: the second reads rows the first cached.
-            for part, threads in (("gather_1t", 1), ("gather_2t", 0))[::1 if i % 2 else -1]:
-                t0 = time.perf_counter()
-                with intra_op_threads(threads):  # 0: the plan's threads
-                    feat.index_select(0, blocks[0].src_nodes)
-                took[part] = time.perf_counter() - t0
-            t0 = time.perf_counter()
-            rows = IndexedRows(feat, blocks[0].src_nodes)  # x, as the trainer hands it over
-            out = model([Adjacency.from_block(b) for b in blocks], rows)
-            loss = F.cross_entropy(out, label.index_select(0, seeds))
-            t1 = time.perf_counter()
-            opt.zero_grad()
-            loss.backward()
-            t2 = time.perf_counter()
-            opt.step()
-            took.update(forward=t1 - t0, backward=t2 - t1, adam=time.perf_counter() - t2)
+            # The two sides take turns going first: each samples after a model step.
+            if i % 2:
+                took, peer_took = ours(i, seeds), theirs(seeds)
+            else:
+                peer_took, took = theirs(seeds), ours(i, seeds)
             if i >= a.warmup:
-                flops += dense_flops(blocks)
+                flops += took["flops"]
                 for part in PARTS:
                     total[part] += took[part]
+                for part in DGL_PARTS:
+                    peer_total[part] += peer_took[part]
         faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
         # The dense products of a few more batches, recorded (untimed, no optimizer step)
         # and then run alone.
@@ -174,10 +255,14 @@ def main(argv: list[str] | None = None) -> int:
             opt.zero_grad()
         alone = replay(recorder.calls) / max(a.product_batches, 1) * 1e3  # ms per batch
     ms = {part: total[part] / a.batches * 1e3 for part in PARTS}
+    dgl_ms = {part: peer_total[part] / a.batches * 1e3 for part in DGL_PARTS}
     print(f"{nodes:,} nodes, {a.batches} batches of 1024 seeds, malloc {malloc}, "
-          f"{plan.threads} training threads:")
+          f"{plan.threads} training threads (DGL: {dgl_threads}):")
+    print(f"  {'part':10s} {'graphflow':>10s} {'DGL':>8s}  (ms/batch)")
     for part in PARTS:
-        print(f"  {part:10s} {ms[part]:6.2f} ms/batch")
+        peer_part = "gather" if part == "gather_2t" else part
+        theirs_ms = f"{dgl_ms[peer_part]:8.2f}" if peer_part in dgl_ms else f"{'':8s}"
+        print(f"  {part:10s} {ms[part]:10.2f} {theirs_ms}")
     gflop = flops / a.batches / 1e9
     dense_s = (ms["forward"] + ms["backward"]) / 1e3
     print(f"  dense products {gflop:.2f} GFLOP/batch (forward, weight and input gradients); "
@@ -189,11 +274,21 @@ def main(argv: list[str] | None = None) -> int:
           f" {model_ms - alone:.2f} ms is aggregation, activations, concatenation and autograd")
     print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
           f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
+    goal = budget(ms, dgl_ms)
+    print(f"  batch (the parts of one step): graphflow {goal['graphflow_batch']:.2f} ms "
+          f"({' + '.join(STEP)}), DGL {goal['dgl_batch']:.2f} ms ({' + '.join(DGL_PARTS)}): "
+          f"{goal['ratio']:.2f}x")
+    print(f"  {goal['goal']}x DGL's batch leaves graphflow {goal['budget']:.2f} ms; its model "
+          f"takes {goal['model']:.2f} of them, leaving {goal['left']:.2f} ms for sampling and "
+          f"all else (sampling alone: {ms['sample']:.2f})", flush=True)
     print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
-                      "threads": plan.threads, **{k: round(v, 3) for k, v in ms.items()},
+                      "threads": plan.threads, "dgl_threads": dgl_threads,
+                      **{k: round(v, 3) for k, v in ms.items()},
                       "faults_per_batch": round(faults / a.batches),
                       "dense_gflop_per_batch": round(gflop, 3),
-                      "products_alone": round(alone, 3)}))
+                      "products_alone": round(alone, 3),
+                      "dgl": {k: round(v, 3) for k, v in dgl_ms.items()},
+                      "budget": {k: round(v, 3) for k, v in goal.items()}}))
     return 0
 
 

@@ -40,3 +40,18 @@ def test_replay_runs_the_recorded_calls_on_fresh_tensors():
     assert len(recorder.calls) == 2
     seconds = replay(recorder.calls, rounds=2)
     assert 0 < seconds < 5
+
+
+def test_budget_is_what_the_goal_leaves_after_the_model():
+    from benchmarks.batch_parts import budget
+
+    ours = {"sample": 10.0, "gather_1t": 4.0, "gather_2t": 3.0, "forward": 15.0,
+            "backward": 16.0, "adam": 1.0}
+    theirs = {"sample": 12.0, "gather": 7.0, "forward": 18.0, "backward": 20.0, "adam": 1.0}
+    got = budget(ours, theirs, goal=1.5)
+    assert got["graphflow_batch"] == 42.0  # sample + forward + backward + adam: no gather
+    assert got["dgl_batch"] == 58.0  # DGL's step gathers its rows
+    assert abs(got["ratio"] - 58.0 / 42.0) < 1e-12
+    assert abs(got["budget"] - 58.0 / 1.5) < 1e-12
+    assert got["model"] == 32.0
+    assert abs(got["left"] - (58.0 / 1.5 - 32.0)) < 1e-12

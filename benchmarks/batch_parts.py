@@ -7,7 +7,8 @@ features; GraphSAGE 3 x 256, fanouts [15, 10, 5], batch 1024; ``--quick``: 200k 
 part is timed on its own, batch after batch, in the training thread with the core policy's 2
 threads on this machine:
 
-* ``sample``: ``sample_blocks`` with the sampler's 1 thread;
+* ``sample``: ``sample_blocks`` as inline sampling runs it: torch ops on the sampler's 1
+  thread, the compiled picks (:mod:`graphflow.sampling.native`) on the training threads;
 * ``gather_1t`` / ``gather_2t``: ``feat[input_nodes]`` with 1 thread and with the plan's
   threads (inline sampling gathers with the training threads,
   ``graphflow.sampling.sampler.gather_threads``); the two alternate which goes first, since
@@ -64,6 +65,7 @@ from torch.utils._pytree import tree_map  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.runtime import allocator, cores  # noqa: E402
+from graphflow.sampling import native  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, intra_op_threads  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow.sparse.indexed_rows import IndexedRows  # noqa: E402
@@ -181,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     def ours(i: int, seeds: torch.Tensor) -> dict[str, float]:
         took: dict[str, float] = {}
         t0 = time.perf_counter()
-        with intra_op_threads(1):
+        with intra_op_threads(1), native.threads(plan.threads):
             blocks = sampler.sample_blocks(graph.structure, seeds,
                                            torch.Generator().manual_seed(i))
         took["sample"] = time.perf_counter() - t0

@@ -31,7 +31,7 @@ not flip a choice. The whole calibration takes a few seconds (:func:`calibrate` 
 
 **The cache.** One JSON file per *signature*: the CPU (model name, vendor, family / model,
 the ISA flags that choose kernels: avx2, fma, avx512*, amx*, *bf16*, vnni), the cores this
-process may use, the versions of torch, MKL, oneDNN and DGL, and the environment caps
+process may use, the versions of torch, MKL, oneDNN, DGL and Numba, and the environment caps
 (``ONEDNN_MAX_CPU_ISA``, ``DNNL_MAX_CPU_ISA``, ``ATEN_CPU_CAPABILITY``, torch's CPU
 capability). The file lives in ``$GRAPHFLOW_CACHE_DIR``, else ``$XDG_CACHE_HOME/graphflow``,
 else ``~/.cache/graphflow``, named ``calibration-<hash of the signature>.json``. Core
@@ -146,17 +146,19 @@ def isa_flags(flags: list[str]) -> list[str]:
 
 
 def library_versions() -> dict[str, str | None]:
-    """torch, MKL, oneDNN (as built into torch) and DGL versions; None when absent."""
+    """torch, MKL, oneDNN (as built into torch), DGL and Numba versions; None when absent."""
     config = torch.__config__.show()
     mkl = re.search(r"Math Kernel Library Version ([^\s]+)", config)
     onednn = re.search(r"MKL-DNN v([^\s]+)", config)
-    try:
-        dgl = metadata.version("dgl")
-    except metadata.PackageNotFoundError:
-        dgl = None
+    found: dict[str, str | None] = {}
+    for name in ("dgl", "numba"):  # numba: the CPU sampler's compiled kernels
+        try:
+            found[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            found[name] = None
     return {"torch": torch.__version__, "mkl": mkl.group(1) if mkl else None,
-            "onednn": onednn.group(1) if onednn else None, "dgl": dgl,
-            "python": platform.python_version()}
+            "onednn": onednn.group(1) if onednn else None, "dgl": found["dgl"],
+            "numba": found["numba"], "python": platform.python_version()}
 
 
 def env_caps() -> dict[str, Any]:
@@ -489,10 +491,15 @@ class _SampledBench:
     def produce(self, seeds: torch.Tensor, in_worker: bool) -> tuple[Any, Any, Any]:
         from graphflow.sampling.neighbor import sample_blocks
 
+        from graphflow.sampling import native
+
         if in_worker:
             torch.set_num_threads(1)  # this worker's OS thread only
-        blocks = sample_blocks(self.csc, seeds, [10, 5],
-                               generator=torch.Generator().manual_seed(int(seeds[0])))
+        # The compiled picks on a worker's own thread, or inline on the training threads, as
+        # MinibatchSampler.iterate runs them.
+        with native.threads(1 if in_worker else torch.get_num_threads()):
+            blocks = sample_blocks(self.csc, seeds, [10, 5],
+                                   generator=torch.Generator().manual_seed(int(seeds[0])))
         return blocks, self.x[blocks[0].src_nodes], self.y[seeds]
 
     def run(self, workers: int, threads: int, worker_threads: int) -> float:

@@ -79,6 +79,12 @@ class CSCGraph:
         return pairs[:, 0].contiguous(), pairs[:, 1].contiguous()
 
     @property
+    def pairs(self) -> torch.Tensor:
+        """(E,) the interleaved rows of (source, edge id): int64 holding two int32 (ids below
+        2**31), else complex128 holding two int64."""
+        return self._pairs
+
+    @property
     def num_nodes(self) -> int:
         return int(self.indptr.shape[0]) - 1
 

@@ -29,6 +29,7 @@ import torch
 from graphflow.errors import ConfigError
 from graphflow.sampling.block import MiniBatch
 from graphflow.sampling.prefetch import prefetch
+from graphflow.sampling import native
 from graphflow.sampling.sampler import (MinibatchSampler, SampledGraph, gather_threads,
                                         intra_op_threads)
 from graphflow.sampling.seeds import num_batches, seed_batches
@@ -101,7 +102,8 @@ class EdgeBatches:
         graph = self.graph
         threads = self.sampler.options.threads
         gather = threads if gather is None else gather
-        with intra_op_threads(threads):
+        kernel_threads = gather or torch.get_num_threads()  # as the node sampler's _sample
+        with intra_op_threads(threads), native.threads(kernel_threads):
             eids = eids.to(graph.device)
             s, d = self.src.index_select(0, eids), self.dst.index_select(0, eids)  # (B,)
             nd = self.draw(s, self.k, generator)  # (B * k,)

@@ -7,7 +7,9 @@ the next layer's destinations. ``fanouts[l]`` is the fanout of ``blocks[l]``, in
 (DGL's convention), so sampling runs through ``fanouts`` backwards.
 
 Everything is a handful of torch ops per layer on the CSC's device; the only Python loop is
-over layers.
+over layers. On the CPU, uniform layers without replacement (the default) pick and relabel in
+compiled kernels (:mod:`graphflow.sampling.native`) that run on the calling thread's share of
+cores.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from collections.abc import Sequence
 
 import torch
 
+from graphflow.sampling import native
 from graphflow.sampling.block import Block
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.relabel import relabel
@@ -44,9 +47,12 @@ def sample_blocks(csc: CSCGraph, seeds: torch.Tensor, fanouts: Sequence[int], *,
     blocks: list[Block] = []
     dst = seeds  # (n,)
     for fanout in reversed(fanouts):
-        indptr, pos = sample_rows(csc, dst, fanout, replace=replace,
-                                  generator=generator)  # (n + 1,), (nnz,)
-        nbr, eids = csc.gather(pos)  # (nnz,) global source ids, (nnz,) edge ids
+        if native.supports(csc, fanout, replace):  # compiled picks, gathered as they go
+            indptr, nbr, eids = native.pick(csc, dst, fanout, generator)
+        else:
+            indptr, pos = sample_rows(csc, dst, fanout, replace=replace,
+                                      generator=generator)  # (n + 1,), (nnz,)
+            nbr, eids = csc.gather(pos)  # (nnz,) global source ids, (nnz,) edge ids
         if exclude is not None and exclude.numel():
             indptr, nbr, eids = drop_edges(csc, indptr, nbr, eids, exclude)
         src_nodes, local = relabel(csc, dst, nbr)  # (n + n_new,), (nnz,)

@@ -18,12 +18,15 @@ instead of 8, so more of its random writes and reads hit the cache.
 
 For a small ``nbr`` relative to ``N`` the O(N) scan of ``flags`` would dominate, so
 ``new`` is found by ``torch.unique(nbr)`` instead; both paths give the same sorted ``new``.
+On the CPU the scan runs compiled and in parallel (:func:`graphflow.sampling.native.relabel_scan`),
+with the same result.
 """
 
 from __future__ import annotations
 
 import torch
 
+from graphflow.sampling import native
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.per_row import flat_nonzero
 
@@ -50,6 +53,9 @@ def relabel(csc: CSCGraph, dst: torch.Tensor,
         flags.index_fill_(0, dst, True)
         new = cand[~flags.index_select(0, cand)]  # (n_new,) sorted
         flags.index_fill_(0, dst, False)
+    elif device.type == "cpu":  # the same scan, compiled and parallel
+        new, local = native.relabel_scan(flags, table, dst, nbr)
+        return torch.cat([dst, new]), local
     else:
         flags.index_fill_(0, nbr, True)
         flags.index_fill_(0, dst, False)

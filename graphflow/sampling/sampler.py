@@ -52,6 +52,7 @@ from graphflow.runtime.device import resolve_device
 from graphflow.errors import ConfigError, DeviceError
 from graphflow.graph import GraphData
 from graphflow.options import option
+from graphflow.sampling import native
 from graphflow.sampling.block import Block, MiniBatch
 from graphflow.sampling.feature_store import FeatureStore, Placement
 from graphflow.sampling.prefetch import prefetch
@@ -89,9 +90,10 @@ class NeighborOptions:
               "(one core each); the batches are the same for any number of workers. Default: "
               "the run's core policy (graphflow.runtime.cores: inline on fewer than 4 cores), "
               f"{DEFAULT_WORKERS} when iterate() is called outside a run.")
-    threads: int = option(1, "CPU intra-op threads of sampling and gathering (0: torch's "
-                          "setting). Sampling ops are small and memory-bound: one thread "
-                          "avoids fork/join costs and leaves the other cores to training.")
+    threads: int = option(1, "CPU threads of each background worker's sampling and gathering "
+                          "(0: torch's setting): one leaves the other cores to training. Sampled "
+                          "inline (no workers), the compiled picks and the gather use the "
+                          "training thread's threads, whose cores would otherwise idle.")
 
     def __post_init__(self) -> None:
         if not self.fanouts:
@@ -207,7 +209,10 @@ class MinibatchSampler(Sampler):
             raise DeviceError(f"the generator is on {generator.device} but sampling runs on "
                               f"{graph.device}; pass torch.Generator(device="
                               f"{str(graph.device)!r})")
-        with intra_op_threads(self.options.threads):
+        # The compiled picks run on the gather's threads: a worker's own, or inline the
+        # training thread's, whose cores would otherwise idle while the batch is sampled.
+        kernel_threads = gather_threads or torch.get_num_threads()
+        with intra_op_threads(self.options.threads), native.threads(kernel_threads):
             seeds = check_seeds(seeds, graph.num_nodes, graph.device)  # (B,)
             blocks = self.sample_blocks(graph.structure, seeds, generator)
         input_nodes = blocks[0].src_nodes  # (num_input,)

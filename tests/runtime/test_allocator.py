@@ -31,8 +31,9 @@ def test_retain_keeps_freed_batch_sized_blocks():
     faults_of_fresh_blocks()  # the first rounds grow the heap
     pages = 40 * 2**20 // resource.getpagesize()
     # 40 MiB is above glibc's largest dynamic mmap threshold (32 MiB): without the setting
-    # each of the 8 rounds would fault all of its pages in again.
-    assert faults_of_fresh_blocks() < pages // 4
+    # each of the 8 rounds would fault all of its pages in again. With it, at most one round
+    # does (the kernel's proactive reclaim, e.g. DAMON, may take back a kept block once).
+    assert faults_of_fresh_blocks() < 2 * pages
 
 
 def test_system_changes_nothing_and_says_so():

@@ -22,11 +22,11 @@ parallel over the calling thread's share of cores (``threads``), with no tempora
     number of threads, in any order. A row's ``k`` offsets are drawn first and its ``k`` edges
     read after, so that the reads, random accesses into the CSC, do not wait on each other.
 
-``relabel_scan(flags, table, dst, nbr, threads)``
-    The relabelling of :mod:`graphflow.sampling.relabel` (scan path): mark the sampled
-    sources in ``flags``, unmark the destinations, compact the marks into the sorted new ids
-    (per-chunk counts, a prefix sum, a parallel fill), map global to local ids through
-    ``table``; ``flags`` is left all-False again.
+``relabel_scan(flags, table, dst, nbr)`` / ``relabel_sorted(...)``
+    The relabelling of :mod:`graphflow.sampling.relabel`, serial: mark the sampled sources in
+    ``flags``, unmark the destinations, collect the marks in id order (a scan of all N flags),
+    or, for few sampled edges, sort them, drop repeats and the destinations; then map global
+    to local ids through ``table``; ``flags`` is left all-False again.
 
 Both return the same structures as the torch path. Which path runs is decided per layer by
 :func:`supports` (CPU, unweighted, without replacement, ``0 < k <= MAX_FANOUT``, node and edge
@@ -227,4 +227,41 @@ def relabel_scan(flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
     """
     new, local = _relabel(flags.numpy(), table.numpy(), dst.contiguous().numpy(),
                           nbr.contiguous().numpy())
+    return torch.from_numpy(new), torch.from_numpy(local)
+
+
+@njit(nogil=True, cache=True)
+def _relabel_sorted(flags, table, dst, nbr):
+    n, m = dst.shape[0], nbr.shape[0]
+    for i in range(n):
+        flags[dst[i]] = True
+    ordered = np.sort(nbr)
+    new = np.empty(m, np.int64)
+    count, last = 0, -1
+    for e in range(m):
+        u = ordered[e]
+        if u != last:
+            last = u
+            if not flags[u]:
+                new[count] = u
+                count += 1
+    for i in range(n):
+        flags[dst[i]] = False
+        table[dst[i]] = i
+    new = new[:count].copy()
+    for j in range(count):
+        table[new[j]] = n + j
+    local = np.empty(m, np.int64)
+    for e in range(m):
+        local[e] = table[nbr[e]]
+    return new, local
+
+
+def relabel_sorted(flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
+                   nbr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """:func:`relabel_scan`'s result found by sorting ``nbr`` instead of scanning all N flags
+    (for an ``nbr`` much smaller than N): the flags mark only the destinations, and are left
+    all-False again."""
+    new, local = _relabel_sorted(flags.numpy(), table.numpy(), dst.contiguous().numpy(),
+                                 nbr.contiguous().numpy())
     return torch.from_numpy(new), torch.from_numpy(local)

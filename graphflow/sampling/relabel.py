@@ -18,8 +18,9 @@ instead of 8, so more of its random writes and reads hit the cache.
 
 For a small ``nbr`` relative to ``N`` the O(N) scan of ``flags`` would dominate, so
 ``new`` is found by ``torch.unique(nbr)`` instead; both paths give the same sorted ``new``.
-On the CPU the scan runs compiled and in parallel (:func:`graphflow.sampling.native.relabel_scan`),
-with the same result.
+On the CPU both paths run compiled (:func:`graphflow.sampling.native.relabel_scan`,
+:func:`~graphflow.sampling.native.relabel_sorted`, the sort in place of ``unique``), with the
+same result.
 """
 
 from __future__ import annotations
@@ -48,14 +49,16 @@ def relabel(csc: CSCGraph, dst: torch.Tensor,
     device = dst.device
     flags = csc.scratch("flags", torch.bool, 0)  # (N,) all False between calls
     table = csc.scratch("table", index_dtype(csc.num_nodes), -1)  # (N,) global -> local id
+    if device.type == "cpu":  # the same steps, compiled
+        small = nbr.shape[0] * SCAN_RATIO < csc.num_nodes
+        new, local = (native.relabel_sorted if small else native.relabel_scan)(
+            flags, table, dst, nbr)
+        return torch.cat([dst, new]), local
     if nbr.shape[0] * SCAN_RATIO < csc.num_nodes:
         cand = torch.unique(nbr)  # (u,) sorted
         flags.index_fill_(0, dst, True)
         new = cand[~flags.index_select(0, cand)]  # (n_new,) sorted
         flags.index_fill_(0, dst, False)
-    elif device.type == "cpu":  # the same scan, compiled and parallel
-        new, local = native.relabel_scan(flags, table, dst, nbr)
-        return torch.cat([dst, new]), local
     else:
         flags.index_fill_(0, nbr, True)
         flags.index_fill_(0, dst, False)

@@ -38,11 +38,12 @@ Threads: the kernels run with :func:`threads`'s count for the calling thread (Nu
 is per thread). The parallel versions run in one thread at a time (a lock; another thread that
 finds it taken runs the serial versions, which give the same results), because Numba's
 fallback threading layer (``workqueue``, where OpenMP is missing) aborts on concurrent
-parallel calls.
+parallel calls; a process forked from this one runs the serial versions too.
 """
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -60,6 +61,9 @@ PARALLEL_ROWS = 2048
 
 _PARALLEL = threading.Lock()
 _local = threading.local()
+_PID = os.getpid()
+"""The process that imported this module: a forked child runs the serial kernels (an OpenMP
+thread pool does not survive ``fork``)."""
 
 _GOLDEN = np.uint64(0x9E3779B97F4A7C15)
 _M1 = np.uint64(0xBF58476D1CE4E5B9)
@@ -93,7 +97,8 @@ def _parallel(rows: int) -> Iterator[bool]:
     """Yields whether the parallel kernel may run now on ``rows`` rows (with the caller's
     thread count)."""
     count = _threads()
-    if count <= 1 or rows < PARALLEL_ROWS or not _PARALLEL.acquire(blocking=False):
+    if (count <= 1 or rows < PARALLEL_ROWS or os.getpid() != _PID
+            or not _PARALLEL.acquire(blocking=False)):
         yield False
         return
     try:

@@ -173,3 +173,32 @@ def test_threads_calling_at_once_get_the_serial_results():
     assert not errors and all(not w.is_alive() for w in workers)
     for out in got:
         assert all(torch.equal(a, b) for a, b in zip(out, want))
+
+
+def _pick_in_child(queue) -> None:
+    torch.set_num_threads(1)  # torch's own OpenMP pool does not survive fork either
+    g = random_csc(3000, 60000, 6)
+    with native.threads(2):
+        out = native.pick(g, torch.arange(3000), 8, torch.Generator().manual_seed(3))
+    queue.put([t.tolist() for t in out])
+
+
+def test_a_forked_child_samples_with_the_serial_kernels():
+    import multiprocessing
+
+    g = random_csc(3000, 60000, 6)
+    with native.threads(2):  # the parent's parallel kernel (and thread pool) first
+        want = native.pick(g, torch.arange(3000), 8, torch.Generator().manual_seed(3))
+    ctx = multiprocessing.get_context("fork")
+    queue = ctx.Queue()
+    child = ctx.Process(target=_pick_in_child, args=(queue,))
+    child.start()
+    try:
+        got = queue.get(timeout=60)
+    finally:
+        child.join(timeout=30)
+        if child.is_alive():
+            child.kill()
+            child.join()
+    assert child.exitcode == 0
+    assert [t.tolist() for t in want] == got

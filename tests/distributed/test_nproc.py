@@ -27,7 +27,9 @@ def test_nproc2_sampled_matches_one_process(tmp_path, run_toml, spawn, sbm_sage,
     assert (rec["status"], rec["world_size"], rec["backend"]) == ("ok", 2, "gloo")
     digests = rec["replica_digests"]["train"]
     assert len(digests) == 2 and digests[0] == digests[1]  # DDP kept the replicas equal
-    assert abs(rec["metrics"]["test_acc"] - single["metrics"]["test_acc"]) <= 0.01
+    # The two ranks sample other batches than one process does: the same accuracy within
+    # two of the 60 test nodes.
+    assert abs(rec["metrics"]["test_acc"] - single["metrics"]["test_acc"]) <= 2 / 60 + 1e-6
     assert rec["metrics"]["test_acc"] > 0.9
     assert sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("run.json")) == \
         [Path("one/run.json"), Path("two/run.json")]

@@ -197,12 +197,26 @@ def pick(csc, dst: torch.Tensor, fanout: int,
 # ------------------------------------------------------------------------------- relabelling
 
 
-@njit(nogil=True, cache=True)
-def _relabel(flags, table, dst, nbr):
-    n, m = dst.shape[0], nbr.shape[0]
-    for e in range(m):
-        flags[nbr[e]] = True
+@njit(inline="always")
+def _local_ids(table, dst, new, nbr):
+    """``table`` mapping ``dst`` to ``0..n-1`` and ``new`` to ``n..``; the local id of each
+    ``nbr``."""
+    n = dst.shape[0]
     for i in range(n):
+        table[dst[i]] = i
+    for j in range(new.shape[0]):
+        table[new[j]] = n + j
+    local = np.empty(nbr.shape[0], np.int64)
+    for e in range(nbr.shape[0]):
+        local[e] = table[nbr[e]]
+    return local
+
+
+@njit(nogil=True, cache=True)
+def _relabel_scan(flags, table, dst, nbr):
+    for e in range(nbr.shape[0]):
+        flags[nbr[e]] = True
+    for i in range(dst.shape[0]):
         flags[dst[i]] = False
     total = 0
     for u in range(flags.shape[0]):
@@ -211,16 +225,29 @@ def _relabel(flags, table, dst, nbr):
     at = 0
     for u in range(flags.shape[0]):
         if flags[u]:
-            new[at] = u
-            table[u] = n + at
             flags[u] = False
+            new[at] = u
             at += 1
-    for i in range(n):
-        table[dst[i]] = i
-    local = np.empty(m, np.int64)
-    for e in range(m):
-        local[e] = table[nbr[e]]
-    return new, local
+    return new, _local_ids(table, dst, new, nbr)
+
+
+@njit(nogil=True, cache=True)
+def _relabel_sorted(flags, table, dst, nbr):
+    for i in range(dst.shape[0]):
+        flags[dst[i]] = True
+    ordered = np.sort(nbr)
+    new = np.empty(nbr.shape[0], np.int64)
+    count, last = 0, -1
+    for u in ordered:
+        if u != last:
+            last = u
+            if not flags[u]:
+                new[count] = u
+                count += 1
+    for i in range(dst.shape[0]):
+        flags[dst[i]] = False
+    new = new[:count].copy()
+    return new, _local_ids(table, dst, new, nbr)
 
 
 def relabel_scan(flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
@@ -230,36 +257,7 @@ def relabel_scan(flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
     :param flags: bool (N,) all False (left so); :param table: int32 or int64 (N,) scratch.
     :param dst: int64 (n,) distinct destinations; :param nbr: int64 (nnz,) sampled sources.
     """
-    new, local = _relabel(flags.numpy(), table.numpy(), dst.contiguous().numpy(),
-                          nbr.contiguous().numpy())
-    return torch.from_numpy(new), torch.from_numpy(local)
-
-
-@njit(nogil=True, cache=True)
-def _relabel_sorted(flags, table, dst, nbr):
-    n, m = dst.shape[0], nbr.shape[0]
-    for i in range(n):
-        flags[dst[i]] = True
-    ordered = np.sort(nbr)
-    new = np.empty(m, np.int64)
-    count, last = 0, -1
-    for e in range(m):
-        u = ordered[e]
-        if u != last:
-            last = u
-            if not flags[u]:
-                new[count] = u
-                count += 1
-    for i in range(n):
-        flags[dst[i]] = False
-        table[dst[i]] = i
-    new = new[:count].copy()
-    for j in range(count):
-        table[new[j]] = n + j
-    local = np.empty(m, np.int64)
-    for e in range(m):
-        local[e] = table[nbr[e]]
-    return new, local
+    return _relabelled(_relabel_scan, flags, table, dst, nbr)
 
 
 def relabel_sorted(flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
@@ -267,6 +265,11 @@ def relabel_sorted(flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
     """:func:`relabel_scan`'s result found by sorting ``nbr`` instead of scanning all N flags
     (for an ``nbr`` much smaller than N): the flags mark only the destinations, and are left
     all-False again."""
-    new, local = _relabel_sorted(flags.numpy(), table.numpy(), dst.contiguous().numpy(),
-                                 nbr.contiguous().numpy())
+    return _relabelled(_relabel_sorted, flags, table, dst, nbr)
+
+
+def _relabelled(kernel, flags: torch.Tensor, table: torch.Tensor, dst: torch.Tensor,
+                nbr: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    new, local = kernel(flags.numpy(), table.numpy(), dst.contiguous().numpy(),
+                        nbr.contiguous().numpy())
     return torch.from_numpy(new), torch.from_numpy(local)

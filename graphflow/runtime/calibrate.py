@@ -489,9 +489,8 @@ class _SampledBench:
         self.opt = torch.optim.SGD(self.layers.parameters(), lr=0.0)
 
     def produce(self, seeds: torch.Tensor, in_worker: bool) -> tuple[Any, Any, Any]:
-        from graphflow.sampling.neighbor import sample_blocks
-
         from graphflow.sampling import native
+        from graphflow.sampling.neighbor import sample_blocks
 
         if in_worker:
             torch.set_num_threads(1)  # this worker's OS thread only

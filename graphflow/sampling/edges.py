@@ -27,9 +27,9 @@ from dataclasses import dataclass, field
 import torch
 
 from graphflow.errors import ConfigError
+from graphflow.sampling import native
 from graphflow.sampling.block import MiniBatch
 from graphflow.sampling.prefetch import prefetch
-from graphflow.sampling import native
 from graphflow.sampling.sampler import (MinibatchSampler, SampledGraph, gather_threads,
                                         intra_op_threads)
 from graphflow.sampling.seeds import num_batches, seed_batches

@@ -144,6 +144,13 @@ def _pick_row(indptr, pairs, v, r, k, seed, o, nbr, eids):
         eids[o + i] = pairs[at, 1]
 
 
+@njit(inline="always")
+def _outputs(indptr_out):
+    """The (nnz,) source and edge-id arrays of a layer with row pointers ``indptr_out``."""
+    total = indptr_out[indptr_out.shape[0] - 1]
+    return np.empty(total, np.int64), np.empty(total, np.int64)
+
+
 @njit(parallel=True, nogil=True, cache=True)
 def _pick_parallel(indptr, pairs, dst, k, seed):
     n = dst.shape[0]
@@ -153,14 +160,14 @@ def _pick_parallel(indptr, pairs, dst, k, seed):
         indptr_out[r + 1] = min(indptr[v + 1] - indptr[v], k)
     for r in range(n):
         indptr_out[r + 1] += indptr_out[r]
-    total = indptr_out[n]
-    nbr = np.empty(total, np.int64)
-    eids = np.empty(total, np.int64)
+    nbr, eids = _outputs(indptr_out)
     for r in prange(n):
         _pick_row(indptr, pairs, dst[r], r, k, seed, indptr_out[r], nbr, eids)
     return indptr_out, nbr, eids
 
 
+# _pick_parallel's loops without prange, as a function of its own: one function compiled
+# both ways would share one entry of Numba's on-disk cache.
 @njit(nogil=True, cache=True)
 def _pick_serial(indptr, pairs, dst, k, seed):
     n = dst.shape[0]
@@ -168,9 +175,7 @@ def _pick_serial(indptr, pairs, dst, k, seed):
     for r in range(n):
         v = dst[r]
         indptr_out[r + 1] = indptr_out[r] + min(indptr[v + 1] - indptr[v], k)
-    total = indptr_out[n]
-    nbr = np.empty(total, np.int64)
-    eids = np.empty(total, np.int64)
+    nbr, eids = _outputs(indptr_out)
     for r in range(n):
         _pick_row(indptr, pairs, dst[r], r, k, seed, indptr_out[r], nbr, eids)
     return indptr_out, nbr, eids

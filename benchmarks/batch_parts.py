@@ -33,7 +33,9 @@ the rows), then ``SAGEConv``'s forward, backward and the same fused Adam. Each s
 reads the table in place, so its gathers are not in it). The last lines set the goal
 against DGL's batch: 1.5x DGL's batch leaves graphflow ``budget`` ms, of which its model
 (forward + backward + Adam) takes the printed share; sampling and everything else must fit
-in the rest.
+in the rest. The ``ceiling`` is DGL's batch over the dense products alone: on a CPU whose
+products are slow against its memory (few, narrow FMA units), it can fall near or below the
+goal, which no step running the same products on the same kernels can then reach.
 
 Run it once per allocator setting to see what keeping freed memory does (each setting is
 process-wide and cannot be undone, so one process measures one)::
@@ -127,21 +129,27 @@ def batch_ms(ms: dict[str, float], parts: tuple[str, ...]) -> float:
     return sum(ms[p] for p in parts)
 
 
-def budget(ours: dict[str, float], theirs: dict[str, float], goal: float = GOAL) -> dict:
+def budget(ours: dict[str, float], theirs: dict[str, float], goal: float = GOAL,
+           products: float | None = None) -> dict:
     """What ``goal`` x DGL's batch leaves graphflow, and what its model takes of it.
 
     :param ours: graphflow's ms per part (:data:`PARTS`); :param theirs: DGL's
-        (:data:`DGL_PARTS`).
+        (:data:`DGL_PARTS`); :param products: the batch's dense products run alone, ms.
     :returns: ``dgl_batch``, ``graphflow_batch``, ``ratio``, ``budget`` (DGL's batch / goal),
         ``model`` (graphflow's forward + backward + Adam) and ``left`` (budget - model: what
-        sampling and all else must fit in), in ms.
+        sampling and all else must fit in), in ms; with ``products``, also ``ceiling``: DGL's
+        batch / the products alone, the most that any step running these same products on
+        these kernels could reach against this DGL batch, were everything else free.
     """
     mine = batch_ms(ours, STEP)
     dgl_batch = batch_ms(theirs, DGL_PARTS)
     model = ours["forward"] + ours["backward"] + ours["adam"]
     cap = dgl_batch / goal
-    return {"dgl_batch": dgl_batch, "graphflow_batch": mine, "ratio": dgl_batch / mine,
-            "goal": goal, "budget": cap, "model": model, "left": cap - model}
+    out = {"dgl_batch": dgl_batch, "graphflow_batch": mine, "ratio": dgl_batch / mine,
+           "goal": goal, "budget": cap, "model": model, "left": cap - model}
+    if products:
+        out["ceiling"] = dgl_batch / products
+    return out
 
 
 STEP = ("sample", "forward", "backward", "adam")
@@ -276,13 +284,16 @@ def main(argv: list[str] | None = None) -> int:
           f" {model_ms - alone:.2f} ms is aggregation, activations, concatenation and autograd")
     print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
           f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
-    goal = budget(ms, dgl_ms)
+    goal = budget(ms, dgl_ms, products=alone)
     print(f"  batch (the parts of one step): graphflow {goal['graphflow_batch']:.2f} ms "
           f"({' + '.join(STEP)}), DGL {goal['dgl_batch']:.2f} ms ({' + '.join(DGL_PARTS)}): "
           f"{goal['ratio']:.2f}x")
     print(f"  {goal['goal']}x DGL's batch leaves graphflow {goal['budget']:.2f} ms; its model "
           f"takes {goal['model']:.2f} of them, leaving {goal['left']:.2f} ms for sampling and "
-          f"all else (sampling alone: {ms['sample']:.2f})", flush=True)
+          f"all else (sampling alone: {ms['sample']:.2f})")
+    print(f"  ceiling: DGL's batch / the dense products alone = {goal['ceiling']:.2f}x, the most "
+          f"a step running the same products on the same kernels could reach, were all else "
+          f"free", flush=True)
     print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
                       "threads": plan.threads, "dgl_threads": dgl_threads,
                       **{k: round(v, 3) for k, v in ms.items()},

@@ -9,7 +9,7 @@ from torch import nn
 from graphflow.components import Model
 from graphflow.nn.gin import GINConv
 from graphflow.nn.linear import Linear
-from graphflow.nn.stack import GNNStack
+from graphflow.nn.stack import GNNStack, Norm, make_norm
 from graphflow.options import option
 from graphflow_plugins.models.options import StackOptions
 
@@ -19,6 +19,9 @@ class GINOptions(StackOptions):
     eps: float = option(0.0, "Initial epsilon: the weight (1 + eps) of a node's own features.")
     learn_eps: bool = option(False, "Learn epsilon (GIN-eps) instead of fixing it (GIN-0).")
     mlp_layers: int = option(2, "Linear layers in each layer's MLP (ReLU between them).")
+    mlp_norm: Norm = option("none", "Normalisation inside each MLP, after every linear map but "
+                            "the last (the GIN paper's and DGL's GIN example: batch): none, "
+                            "batch or layer.")
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -26,14 +29,17 @@ class GINOptions(StackOptions):
             raise ValueError(f"mlp_layers must be >= 1, got {self.mlp_layers}")
 
 
-def mlp(in_dim: int, hidden: int, out_dim: int, layers: int) -> nn.Module:
-    """``layers`` linear maps ``in -> hidden -> ... -> out`` with ReLU between them (in place:
-    no linear map's backward reads its own output)."""
+def mlp(in_dim: int, hidden: int, out_dim: int, layers: int, norm: str = "none") -> nn.Module:
+    """``layers`` linear maps ``in -> hidden -> ... -> out`` with ReLU between them, each but
+    the last followed by ``norm`` (ReLU in place: no linear map's or norm's backward reads
+    its own output)."""
     widths = [in_dim] + [hidden] * (layers - 1) + [out_dim]
     mods: list[nn.Module] = []
     for i in range(layers):
         mods.append(Linear(widths[i], widths[i + 1]))  # nn.Linear, graphflow's products
         if i < layers - 1:
+            if norm != "none":
+                mods.append(make_norm(norm, widths[i + 1]))
             mods.append(nn.ReLU(inplace=True))
     return nn.Sequential(*mods)
 
@@ -57,7 +63,7 @@ class GINModel(Model):
         layers = []
         for i in range(n):
             inner = dims[i + 1] if i < n - 1 else dims[i]
-            layers.append(GINConv(mlp(dims[i], inner, dims[i + 1], o.mlp_layers), eps=o.eps,
-                                  learn_eps=o.learn_eps))
+            layers.append(GINConv(mlp(dims[i], inner, dims[i + 1], o.mlp_layers, o.mlp_norm),
+                                  eps=o.eps, learn_eps=o.learn_eps))
         return GNNStack(layers, dims, activation=o.activation, dropout=o.dropout,
                         input_dropout=o.input_dropout, norm=o.norm, residual=o.residual)

@@ -55,3 +55,16 @@ def test_budget_is_what_the_goal_leaves_after_the_model():
     assert abs(got["budget"] - 58.0 / 1.5) < 1e-12
     assert got["model"] == 32.0
     assert abs(got["left"] - (58.0 / 1.5 - 32.0)) < 1e-12
+
+
+def test_ceiling_is_dgl_batch_over_the_products_alone():
+    from benchmarks.batch_parts import budget
+
+    ours = {"sample": 4.0, "gather_1t": 3.0, "gather_2t": 2.0, "forward": 18.0,
+            "backward": 21.0, "adam": 0.5}
+    theirs = {"sample": 6.0, "gather": 5.0, "forward": 19.0, "backward": 24.0, "adam": 0.5}
+    assert "ceiling" not in budget(ours, theirs)
+    got = budget(ours, theirs, products=30.0)
+    assert abs(got["ceiling"] - 54.5 / 30.0) < 1e-12
+    # a goal above the ceiling cannot be met by any step running these products
+    assert got["ceiling"] > got["ratio"]

@@ -30,6 +30,7 @@ CASES = [
     ("gat", {"hidden": 4, "heads": 3, "out_heads": 2}),
     ("gat", {"hidden": 4, "heads": 2, "residual": True}),
     ("gin", {"hidden": 8, "learn_eps": True, "eps": 0.1}),
+    ("gin", {"hidden": 8, "mlp_norm": "batch", "norm": "batch"}),
     ("sgc", {"k": 1}),
 ]
 
@@ -67,6 +68,15 @@ def test_gcn_defaults_follow_the_paper(host):
     assert model.layers[0].norm == "both"
     model = build(host, "gcn", hidden=32, layers=3, input_dropout=0.2)
     assert model.dims == [10, 32, 32, 3] and model.drops == [0.2, 0.5, 0.5]
+
+
+def test_gin_mlp_norm_sits_between_each_mlp_linear_and_its_relu(host):
+    from torch import nn
+
+    stack = build(host, "gin", hidden=8, mlp_layers=3, mlp_norm="batch")
+    kinds = [type(m).__name__ for m in stack.layers[0].mlp]
+    assert kinds == ["Linear", "BatchNorm1d", "ReLU", "Linear", "BatchNorm1d", "ReLU", "Linear"]
+    assert not any(isinstance(m, nn.BatchNorm1d) for m in build(host, "gin", hidden=8).modules())
 
 
 def test_sgc_caches_the_propagation_on_the_full_graph(host, graph):

@@ -170,9 +170,10 @@ def sweep(tmp_path):
 
 
 def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
-    # enough trials that the replacement cannot finish them all before SIGTERM reaches it,
-    # even when the survivor is slow (a loaded machine)
-    s = sweep(trials=30, epochs=300)
+    # enough work that the workers cannot finish every trial before SIGTERM reaches them,
+    # even on a fast CPU (at 300 epochs a trial took 0.4 s on one, and all 30 were done by
+    # then) or when the survivor is slow (a loaded machine)
+    s = sweep(trials=30, epochs=1000)
     s.start()
     s.wait_until(lambda: len(s.workers()) == 2 and (s.root / "sweep.db").exists()
                  and len(s.finished()) >= 1)

@@ -284,16 +284,18 @@ def main(argv: list[str] | None = None) -> int:
           f" {model_ms - alone:.2f} ms is aggregation, activations, concatenation and autograd")
     print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
           f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
-    goal = budget(ms, dgl_ms, products=alone)
+    goal = budget(ms, dgl_ms, products=alone if a.product_batches else None)
     print(f"  batch (the parts of one step): graphflow {goal['graphflow_batch']:.2f} ms "
           f"({' + '.join(STEP)}), DGL {goal['dgl_batch']:.2f} ms ({' + '.join(DGL_PARTS)}): "
           f"{goal['ratio']:.2f}x")
     print(f"  {goal['goal']}x DGL's batch leaves graphflow {goal['budget']:.2f} ms; its model "
           f"takes {goal['model']:.2f} of them, leaving {goal['left']:.2f} ms for sampling and "
           f"all else (sampling alone: {ms['sample']:.2f})")
-    print(f"  ceiling: DGL's batch / the dense products alone = {goal['ceiling']:.2f}x, the most "
-          f"a step running the same products on the same kernels could reach, were all else "
-          f"free", flush=True)
+    if "ceiling" in goal:  # no products replayed (--product-batches 0): no ceiling
+        print(f"  ceiling: DGL's batch / the dense products alone = {goal['ceiling']:.2f}x, the "
+              f"most a step running the same products on the same kernels could reach, were "
+              f"all else free")
+    sys.stdout.flush()
     print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
                       "threads": plan.threads, "dgl_threads": dgl_threads,
                       **{k: round(v, 3) for k, v in ms.items()},

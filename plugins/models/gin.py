@@ -38,7 +38,7 @@ def mlp(in_dim: int, hidden: int, out_dim: int, layers: int, norm: str = "none")
     for i in range(layers):
         mods.append(Linear(widths[i], widths[i + 1]))  # nn.Linear, graphflow's products
         if i < layers - 1:
-            if norm != "none":
+            if norm != "none":  # no Identity: the state dict keeps its keys (mlp.2.weight)
                 mods.append(make_norm(norm, widths[i + 1]))
             mods.append(nn.ReLU(inplace=True))
     return nn.Sequential(*mods)

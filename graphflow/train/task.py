@@ -225,12 +225,15 @@ class SupervisedTask(Task):
         dense) instead of rows of ``feats``."""
         return self.options.features == "feat" and isinstance(feats, torch.Tensor)
 
-    def optimizer(self, model: nn.Module, *, lr: float | None = None) -> torch.optim.Optimizer:
-        """The optimizer the options name, over ``model``'s trainable parameters."""
+    def optimizer(self, model: nn.Module, *, lr: float | None = None,
+                  flat_groups: bool = True) -> torch.optim.Optimizer:
+        """The optimizer the options name, over ``model``'s trainable parameters (in flat
+        groups unless ``flat_groups`` is off, as a ``GradScaler`` needs:
+        :func:`graphflow.train.optim.make_optimizer`)."""
         o = self.options
         return make_optimizer(o.optimizer, model, lr=o.lr if lr is None else lr,
                               weight_decay=o.weight_decay, decay_on=o.decay_on,
-                              momentum=o.momentum)
+                              momentum=o.momentum, flat_groups=flat_groups)
 
     @staticmethod
     def generator(ctx: RunContext) -> torch.Generator:

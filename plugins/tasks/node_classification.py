@@ -99,8 +99,8 @@ class NodeClassification(SupervisedTask):
         targets, x = self._inputs(ctx)
         model = model.to(ctx.device)
         objective = Objective(targets.num_classes, targets.multilabel)
-        optimizer = self.optimizer(model, lr=lr)
-        scaler = self._scaler(ctx)
+        scaler = self._scaler(ctx)  # unscales the optimizer's own gradients: no flat groups
+        optimizer = self.optimizer(model, lr=lr, flat_groups=scaler is None)
         stepper = Stepper(model, optimizer, ctx.device, scaler)
         generator = self.generator(ctx)  # shuffles minibatch seeds
         runner = self._make_runner(ctx, wrap(model, ctx.world, ctx.device), stepper, objective,

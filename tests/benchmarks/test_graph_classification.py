@@ -1,0 +1,26 @@
+"""benchmarks/graph_classification.py runs end to end on a small collection and reports both
+sides' batching alone and their epochs (figures only: no speed is asserted)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_small_run_reports_batching_and_epochs():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
+                           "--graphs", "300", "--epochs", "1", "--skip-quality",
+                           "--threads", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["graphs"] == 300 and result["threads"] == 1
+    assert set(result["batching_ms"]) == {"graphflow", "graphflow_torch_calls", "dgl"}
+    assert all(v > 0 for v in result["batching_ms"].values())
+    assert result["batching_ratio"] == result["batching_ms"]["dgl"] / \
+        result["batching_ms"]["graphflow"]
+    assert len(result["epoch_s_all"]["graphflow"]) == len(result["epoch_s_all"]["dgl"]) == 1
+    assert result["ratio"] > 0
+    assert "batching alone, ms a batch" in done.stderr

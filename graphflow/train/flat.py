@@ -2,9 +2,9 @@
 
 torch's fused Adam runs one kernel per step, but still walks its parameter list in Python
 first (state lookups, grouping by device and dtype), and ``zero_grad`` walks it again: for
-the 24 tensors of a 5-layer GIN, about 150 microseconds a step and 16 a ``zero_grad`` with
-warm caches, against 80 and 8 here (2 threads, an AMD EPYC; more in a training loop, where
-the caches are cold), beside a batch of 32 graphs of about 6 ms. :func:`flat` makes an optimizer class that keeps each parameter group
+the 24 tensors of a 5-layer GIN, about 140 microseconds a step with warm caches against 70
+here (``benchmarks/optimizer_step.py``, 2 threads of an AMD EPYC), beside a batch of 32
+graphs of about 6 ms. :func:`flat` makes an optimizer class that keeps each parameter group
 as views into one contiguous buffer (the module's parameters are those views) and its state in
 buffers of the same length, so a step is one copy of the gradients in (``_foreach_copy_``)
 and one update of one tensor (with the few tensors that are not whole 64-byte lines beside
@@ -151,10 +151,23 @@ def _same(a: Any, b: Any) -> bool:
     return a is b or a == b
 
 
+MAX_MEAN_BYTES = 32 * 1024
+"""A group is gathered into a buffer only when its tensors of whole lines average at most
+this: for a few large tensors the copy of the gradients costs what torch's per-tensor walk
+costs, or more. ``python benchmarks/optimizer_step.py`` times one Adam step both ways on four
+models' shapes (on 2 threads of an AMD EPYC, warm caches, torch's time over the flat one):
+24 tensors of 1.3k floats (GIN) 2.0-2.1x, 40 of 8.2k (relation weights) 1.3x; 12 averaging
+8.3k (attention) and 6 averaging 34k (a 3-layer GraphSAGE) were a tie and a 5-15% loss when
+gathered, and stay torch's."""
+
+
 def flattenable(params: list[torch.Tensor]) -> bool:
-    """Whether ``params`` can share one buffer: at least two of whole 64-byte lines, and
-    all plain dense tensors of one dtype on one device."""
-    return (sum(in_buffer(p) for p in params) > 1
+    """Whether ``params`` are worth one buffer: at least two of whole 64-byte lines, of at
+    most :data:`MAX_MEAN_BYTES` on average, all plain dense tensors of one dtype on one
+    device."""
+    whole = [p for p in params if in_buffer(p)]
+    return (len(whole) > 1
+            and sum(p.numel() * p.element_size() for p in whole) <= MAX_MEAN_BYTES * len(whole)
             and len({(p.dtype, p.device) for p in params}) == 1
             and all(type(p) in (torch.Tensor, nn.Parameter) and p.layout == torch.strided
                     for p in params))

@@ -23,7 +23,7 @@ import torch
 from torch import nn
 
 from graphflow.errors import ConfigError
-from graphflow.train.flat import flat
+from graphflow.train.flat import flat, flattenable
 
 OptimizerName = Literal["adam", "adamw", "sgd"]
 DecayOn = Literal["all", "first_layer"]
@@ -70,17 +70,19 @@ def make_optimizer(name: OptimizerName, model: nn.Module, *, lr: float, weight_d
     """``adam`` (L2 added to the gradient, as in the GCN and GAT papers), ``adamw`` (decoupled
     decay) or ``sgd`` (with ``momentum``).
 
-    With ``flat_groups`` (the default) each group's parameters become views into one buffer
-    and a step updates one tensor per group (:mod:`graphflow.train.flat`: torch's update and
-    semantics, without its per-tensor Python work). Turn it off for a ``GradScaler``, which
-    unscales the gradients the optimizer holds before its step.
+    With ``flat_groups`` (the default) each group of many small tensors becomes views into
+    one buffer and a step updates one tensor per group (:mod:`graphflow.train.flat`: torch's
+    update and semantics, without its per-tensor Python work); where no group is worth it
+    (few, large tensors) this is torch's optimizer itself. Turn it off for a ``GradScaler``,
+    which unscales the gradients the optimizer holds before its step.
     """
     groups = parameter_groups(model, weight_decay, decay_on)
     fused = fusable([p for g in groups for p in g["params"]])  # type: ignore[attr-defined]
     classes = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
     if name not in classes:
         raise ConfigError(f'unknown optimizer "{name}"; choices: adam, adamw, sgd')
-    cls = flat(classes[name]) if flat_groups else classes[name]
+    gather = flat_groups and any(flattenable(list(g["params"])) for g in groups)  # type: ignore[arg-type]
+    cls = flat(classes[name]) if gather else classes[name]
     if name == "sgd":
         return cls(groups, lr=lr, momentum=momentum)
     return cls(groups, lr=lr, fused=fused or None)

@@ -181,10 +181,13 @@ def test_closure_and_added_groups():
     assert not opt.is_flat and len(opt.param_groups) == 2
 
 
-def test_a_single_tensor_or_mixed_dtypes_stay_plain():
+def test_a_single_tensor_mixed_dtypes_or_large_tensors_stay_plain():
     one = nn.Linear(3, 1, bias=False)
     opt = flat(torch.optim.Adam)(one.parameters(), lr=0.1)
     assert opt.param_groups[0]["params"][0] is one.weight
     mixed = [nn.Parameter(torch.zeros(2)), nn.Parameter(torch.zeros(2, dtype=torch.float64))]
     opt = flat(torch.optim.Adam)(mixed, lr=0.1)
     assert opt.param_groups[0]["params"] == mixed
+    large = [nn.Parameter(torch.zeros(256, 64)), nn.Parameter(torch.zeros(256, 64))]  # 64 KiB
+    opt = flat(torch.optim.Adam)(large, lr=0.1)  # copying them costs more than it saves
+    assert opt.param_groups[0]["params"] == large

@@ -1,0 +1,112 @@
+"""One optimizer step, flat parameter groups against torch's per-tensor form, side by side.
+
+``graphflow.train.optim.make_optimizer`` gathers a group's parameters into one buffer
+(``graphflow.train.flat``) when its tensors are small on average (``MAX_MEAN_BYTES``): a step
+then copies the gradients in and updates one tensor, where torch's fused Adam walks every
+tensor in Python first. This times ``step()`` of both forms (Adam, torch's fused kernel) on
+the parameter shapes of four models, alternating case by case in one process, with the
+caches warm (steps back to back) and cold (a 32 MB pass and fresh gradients before each
+step, as after a backward pass), and prints the ratio::
+
+    flock /tmp/graphflow-bench.lock python benchmarks/optimizer_step.py
+
+A component figure: ``benchmarks/graph_classification.py`` times whole epochs. The output
+starts with the machine (``benchmarks/machine.py``; ``--threads`` sets torch's), and the
+JSON line records it under ``"machine"``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import torch
+from torch import nn
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from graphflow.train.flat import FlatMixin  # noqa: E402
+from graphflow.train.optim import make_optimizer  # noqa: E402
+
+from benchmarks import machine  # noqa: E402
+
+CASES = {
+    "GIN, 5 layers x 64 (24 tensors)": [(64, 16), (64,), (64, 64), (64,), (64,), (64,)] * 4,
+    "relation weights (40 x 64 x 128)": [(64, 128)] * 40,
+    "attention layers (12 tensors)": [(256, 128), (8, 32), (8, 32), (256,)] * 3,
+    "GraphSAGE, 3 layers x 256 (6 tensors)": [(256, 200), (256,), (256, 512), (256,),
+                                               (48, 512), (48,)],
+}
+
+
+def time_steps(shapes: list[tuple[int, ...]], flat: bool, steps: int,
+               junk: torch.Tensor) -> dict[str, float]:
+    """Microseconds per ``step()``, warm and cold, for Adam over ``shapes``."""
+    module = nn.Module()
+    module.ps = nn.ParameterList([nn.Parameter(torch.randn(s)) for s in shapes])
+    opt = make_optimizer("adam", module, lr=0.01, weight_decay=0.0, flat_groups=flat)
+    params = list(module.parameters())
+    for p in params:
+        p.grad = torch.randn_like(p)
+    for _ in range(20):
+        opt.step()
+    warm = 0.0
+    for _ in range(steps):
+        t = time.perf_counter()
+        opt.step()
+        warm += time.perf_counter() - t
+    cold = 0.0
+    for _ in range(steps):
+        junk.add_(1.0)  # evicts the parameters, states and gradients from the caches
+        for p in params:
+            p.grad = torch.randn_like(p)
+        t = time.perf_counter()
+        opt.step()
+        cold += time.perf_counter() - t
+    gathered = isinstance(opt, FlatMixin)
+    return {"warm_us": warm / steps * 1e6, "cold_us": cold / steps * 1e6,
+            "tensors_stepped": sum(len(g["params"]) for g in opt.param_groups),
+            "gathered": bool(gathered)}
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--steps", type=int, default=300, help="timed steps per case and form")
+    p.add_argument("--rounds", type=int, default=3, help="alternations; the best is kept")
+    p.add_argument("--threads", type=int, default=torch.get_num_threads())
+    a = p.parse_args()
+    if a.steps < 1 or a.rounds < 1:
+        p.error("--steps and --rounds must be at least 1")
+    machine.set_threads(a.threads)
+    info = machine.show()
+    junk = torch.randn(8_000_000)
+    out = {}
+    for name, shapes in CASES.items():
+        best: dict[str, dict[str, float]] = {}
+        for _ in range(a.rounds):
+            for form in ("flat", "torch"):
+                got = time_steps(shapes, form == "flat", a.steps, junk)
+                old = best.get(form)
+                best[form] = got if old is None else {
+                    **got, "warm_us": min(old["warm_us"], got["warm_us"]),
+                    "cold_us": min(old["cold_us"], got["cold_us"])}
+        f, t = best["flat"], best["torch"]
+        print(f"{name}: make_optimizer {'gathers' if f['gathered'] else 'keeps torch form'}"
+              f" ({f['tensors_stepped']} tensors stepped); warm {f['warm_us']:.0f} vs "
+              f"{t['warm_us']:.0f} us ({t['warm_us'] / f['warm_us']:.2f}x), cold "
+              f"{f['cold_us']:.0f} vs {t['cold_us']:.0f} us "
+              f"({t['cold_us'] / f['cold_us']:.2f}x)", file=sys.stderr)
+        out[name] = {"make_optimizer": f, "torch": t,
+                     "warm_ratio": t["warm_us"] / f["warm_us"],
+                     "cold_ratio": t["cold_us"] / f["cold_us"]}
+    print(json.dumps({"machine": info, "threads": a.threads, "steps": a.steps,
+                      "cases": out}))
+
+
+if __name__ == "__main__":
+    main()

@@ -4,7 +4,7 @@ import pytest
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.graphs.readout import Readout, row_segment_sum, segment_softmax, segment_sum
+from graphflow.graphs.readout import Readout, segment_softmax, segment_sum
 
 
 def setup():
@@ -83,22 +83,3 @@ def test_segment_sums_empty_segments_heads_and_other_dtypes():
     half = h.detach()[:, 0].half()
     torch.testing.assert_close(Readout("sum", 3)(half, seg, ptr),
                                segment_sum(half.float(), seg, 3).half())
-
-
-def test_row_segment_sum_is_index_add_bit_for_bit_with_its_gradient():
-    gen = torch.Generator().manual_seed(0)
-    sizes = torch.tensor([7, 0, 31, 1, 12])
-    ptr = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
-    seg = torch.repeat_interleave(torch.arange(5), sizes)
-    for dtype in (torch.float32, torch.float64):
-        h = torch.randn(51, 64, generator=gen, dtype=dtype)
-        a, b = h.clone().requires_grad_(), h.clone().requires_grad_()
-        out = row_segment_sum(a, seg, ptr)
-        ref = segment_sum(b, seg, 5)
-        assert torch.equal(out, ref)  # the same additions in the same order
-        w = torch.randn(5, 64, generator=gen, dtype=dtype)
-        (out * w).sum().backward()
-        (ref * w).sum().backward()
-        assert torch.equal(a.grad, b.grad)
-    h = torch.randn(51, 3, dtype=torch.float64, requires_grad=True)
-    assert torch.autograd.gradcheck(lambda t: row_segment_sum(t, seg, ptr), (h,))

@@ -155,10 +155,10 @@ MAX_MEAN_BYTES = 32 * 1024
 """A group is gathered into a buffer only when its tensors of whole lines average at most
 this: for a few large tensors the copy of the gradients costs what torch's per-tensor walk
 costs, or more. ``python benchmarks/optimizer_step.py`` times one Adam step both ways on four
-models' shapes (on 2 threads of an AMD EPYC, warm caches, torch's time over the flat one):
-24 tensors of 1.3k floats (GIN) 2.0-2.1x, 40 of 8.2k (relation weights) 1.3x; 12 averaging
-8.3k (attention) and 6 averaging 34k (a 3-layer GraphSAGE) were a tie and a 5-15% loss when
-gathered, and stay torch's."""
+models' shapes (on 2 threads of an AMD EPYC, torch's time over the flat one, three runs):
+24 tensors of 1.3k floats (GIN) 2.0-2.4x warm, 1.4-1.65x cold; 40 of 8.2k (relation weights)
+1.3-1.45x cold; 12 averaging 8.3k (attention) and 6 averaging 34k (a 3-layer GraphSAGE) were
+a tie and a 5-15% loss when gathered, and stay torch's."""
 
 
 def flattenable(params: list[torch.Tensor]) -> bool:

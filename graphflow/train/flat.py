@@ -2,7 +2,7 @@
 
 torch's fused Adam runs one kernel per step, but still walks its parameter list in Python
 first (state lookups, grouping by device and dtype), and ``zero_grad`` walks it again: for
-the 24 tensors of a 5-layer GIN, about 140 microseconds a step with warm caches against 70
+the 24 tensors of a 5-layer GIN, 140-200 microseconds a step with warm caches against 70
 here (``benchmarks/optimizer_step.py``, 2 threads of an AMD EPYC), beside a batch of 32
 graphs of about 6 ms. :func:`flat` makes an optimizer class that keeps each parameter group
 as views into one contiguous buffer (the module's parameters are those views) and its state in
@@ -156,9 +156,9 @@ MAX_MEAN_BYTES = 32 * 1024
 this: for a few large tensors the copy of the gradients costs what torch's per-tensor walk
 costs, or more. ``python benchmarks/optimizer_step.py`` times one Adam step both ways on four
 models' shapes (on 2 threads of an AMD EPYC, torch's time over the flat one, three runs):
-24 tensors of 1.3k floats (GIN) 2.0-2.4x warm, 1.4-1.65x cold; 40 of 8.2k (relation weights)
-1.3-1.45x cold; 12 averaging 8.3k (attention) and 6 averaging 34k (a 3-layer GraphSAGE) were
-a tie and a 5-15% loss when gathered, and stay torch's."""
+24 tensors of 1.3k floats (GIN) 2.0-3.0x warm, 1.4-1.65x cold; 40 of 8.2k (relation weights)
+1.3-1.47x cold; 12 averaging 8.3k (attention) and 6 averaging 34k (a 3-layer GraphSAGE)
+gain nothing or lose when gathered anyway (its ``gathered`` column), and stay torch's."""
 
 
 def flattenable(params: list[torch.Tensor]) -> bool:
@@ -180,14 +180,15 @@ class FlatMixin:
 
     def __init__(self, params: Any, *args: Any, **kwargs: Any):
         groups = list(params)
-        if groups and not isinstance(groups[0], dict):
-            groups = [{"params": groups}]
+        groups = [dict(g) for g in groups] if groups and isinstance(groups[0], dict) \
+            else [{"params": groups}]
         flats: list[FlatGroup | None] = []
         for g in groups:
-            ps = list(g["params"])
+            ps = [g["params"]] if isinstance(g["params"], torch.Tensor) else list(g["params"])
             flats.append(FlatGroup(ps) if flattenable(ps) else None)
+            g["params"] = ps
         self._flat = None  # add_param_group, called by torch's __init__, sees plain groups
-        super().__init__([{**g, "params": [f.param, *f.rest] if f else list(g["params"])}  # type: ignore[call-arg]
+        super().__init__([{**g, "params": [f.param, *f.rest] if f else g["params"]}  # type: ignore[call-arg]
                           for g, f in zip(groups, flats)], *args, **kwargs)
         self._flat = flats
 
@@ -288,8 +289,8 @@ class FlatMixin:
                              "of parameters in a group, than the optimizer")
         # Saved ids are matched to this optimizer's tensors by position: [buffer, *rest].
         state, saved_groups = {}, []
+        saved = state_dict["state"]
         for g, f in zip(groups, self._flat):
-            saved = state_dict["state"]
             if f is None:
                 state.update({i: saved[i] for i in g["params"] if i in saved})
                 saved_groups.append(g)

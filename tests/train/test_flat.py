@@ -191,3 +191,10 @@ def test_a_single_tensor_mixed_dtypes_or_large_tensors_stay_plain():
     large = [nn.Parameter(torch.zeros(256, 64)), nn.Parameter(torch.zeros(256, 64))]  # 64 KiB
     opt = flat(torch.optim.Adam)(large, lr=0.1)  # copying them costs more than it saves
     assert opt.param_groups[0]["params"] == large
+
+
+def test_a_group_may_name_one_tensor_as_torch_allows():
+    w = nn.Parameter(torch.randn(16, 4))
+    b = nn.Parameter(torch.randn(16))
+    opt = flat(torch.optim.SGD)([{"params": w}, {"params": [b]}], lr=0.1)
+    assert [g["params"] for g in opt.param_groups] == [[w], [b]]

@@ -157,22 +157,23 @@ class GraphBatcher:
                                                  output_size=m)  # (m,)
         nodes = torch.arange(n, device=dev) + take(node_shift, 0, graph_of_node)  # (n,)
         entry_node_shift = take(node_shift, 0, graph_of_entry)  # (m,)
-        pos = torch.arange(m, device=dev) + take(edge_shift, 0, graph_of_entry)  # (m,)
-        indptr = torch.empty(n + 1, dtype=torch.int64, device=dev)
-        torch.sub(take(self.adj.indptr, 0, nodes), take(edge_shift, 0, graph_of_node),
-                  out=indptr[:n])
-        indptr[n] = m
-        indices = take(self.adj.indices, 0, pos) - entry_node_shift
+
+        def rows(csr_indptr: torch.Tensor, csr_indices: torch.Tensor,
+                 shift: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            """``(indptr, indices, pos)`` of the batch in a CSR of the collection whose
+            entries of graph ``sel[i]`` start at ``shift[i] + eptr[i]``."""
+            pos = torch.arange(m, device=dev) + take(shift, 0, graph_of_entry)  # (m,)
+            out = torch.empty(n + 1, dtype=torch.int64, device=dev)
+            torch.sub(take(csr_indptr, 0, nodes), take(shift, 0, graph_of_node), out=out[:n])
+            out[n] = m
+            return out, take(csr_indices, 0, pos) - entry_node_shift, pos
+
+        indptr, indices, pos = rows(self.adj.indptr, self.adj.indices, edge_shift)
         if self.symmetric:
             return ptr, nodes, graph_of_node, indptr, indices, pos, None
         t_shift = take(self.t_edge_ptr, 0, sel) - eptr[:-1]  # (B,)
-        tpos = torch.arange(m, device=dev) + take(t_shift, 0, graph_of_entry)  # (m,)
-        t_indptr = torch.empty(n + 1, dtype=torch.int64, device=dev)
-        torch.sub(take(self.t.indptr, 0, nodes), take(t_shift, 0, graph_of_node),
-                  out=t_indptr[:n])
-        t_indptr[n] = m
-        t_indices = take(self.t.indices, 0, tpos) - entry_node_shift
-        return ptr, nodes, graph_of_node, indptr, indices, pos, (t_indptr, t_indices, tpos)
+        t_index = rows(self.t.indptr, self.t.indices, t_shift)
+        return ptr, nodes, graph_of_node, indptr, indices, pos, t_index
 
     def epoch(self, graphs: torch.Tensor, batch_size: int, *,
               generator: torch.Generator | None = None, workers: int = 0,

@@ -22,6 +22,8 @@ sides on the same folds (graphflow.graphs.folds, seed 0).
 
     flock /tmp/graphflow-bench.lock python benchmarks/graph_classification.py
     python benchmarks/graph_classification.py --graphs 20000 --epochs 1 --mutag-epochs 50
+    python benchmarks/graph_classification.py --graphs 20000 --min-nodes 2 --max-nodes 5 \
+        --skip-quality   # small graphs: each batch's fixed cost
 
 The last line is JSON: ``ratio`` = DGL epoch time / graphflow epoch time on the generated
 collection, and the MUTAG figures.
@@ -59,12 +61,14 @@ HIDDEN, LAYERS, BATCH, LR = 64, 4, 32, 0.01
 
 
 # --------------------------------------------------------------------------- data
-def generate(num_graphs: int, seed: int) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
-    """(block-diagonal graph with feat, graph_ptr, labels): sizes 10..100, 2 random
-    undirected edges per node inside its graph; the label is whether the graph has more than
-    55 nodes (a size question the readout must answer)."""
+def generate(num_graphs: int, seed: int, min_nodes: int = 10, max_nodes: int = 100
+             ) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
+    """(block-diagonal graph with feat, graph_ptr, labels): sizes ``min_nodes..max_nodes``
+    (uniform), 2 random undirected edges per node inside its graph; the label is whether the
+    graph has more than the middle size's nodes (55 by default: a size question the readout
+    must answer)."""
     gen = torch.Generator().manual_seed(seed)
-    sizes = torch.randint(10, 101, (num_graphs,), generator=gen)
+    sizes = torch.randint(min_nodes, max_nodes + 1, (num_graphs,), generator=gen)
     ptr = torch.zeros(num_graphs + 1, dtype=torch.int64)
     torch.cumsum(sizes, 0, out=ptr[1:])
     n = int(ptr[-1])
@@ -75,7 +79,7 @@ def generate(num_graphs: int, seed: int) -> tuple[dgl.DGLGraph, torch.Tensor, to
     b = ptr[owner] + (torch.rand(m, generator=gen) * sizes[owner]).long()
     g = dgl.graph((torch.cat([a, b]), torch.cat([b, a])), num_nodes=n)
     g.ndata["feat"] = torch.randn(n, 16, generator=gen)
-    return g, ptr, (sizes > 55).long()
+    return g, ptr, (sizes > (min_nodes + max_nodes) // 2).long()
 
 
 def mutag(path: Path) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
@@ -225,9 +229,10 @@ def set_lr(side, epoch: int) -> None:
 
 
 # --------------------------------------------------------------------------- runs
-def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0) -> dict:
+def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
+          sizes: tuple[int, int] = (10, 100)) -> dict:
     t = time.perf_counter()
-    g, ptr, labels = generate(num_graphs, seed)
+    g, ptr, labels = generate(num_graphs, seed, *sizes)
     graphs = split_graphs(g, ptr)
     print(f"generated {num_graphs:,} graphs, {g.num_nodes():,} nodes, {g.num_edges():,} "
           f"edges in {time.perf_counter() - t:.1f} s", file=sys.stderr)
@@ -243,8 +248,8 @@ def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0) -> dict:
             print(f"epoch {epoch + 1} {side.name}: {times[side.name][-1]:.2f} s",
                   file=sys.stderr)
     best = {k: min(v) for k, v in times.items()}
-    return {"graphs": num_graphs, "nodes": g.num_nodes(), "edges": g.num_edges(),
-            "batching_ms": cutting, "batching_ratio": cutting["dgl"] / cutting["graphflow"],
+    return {"graphs": num_graphs, "graph_nodes": list(sizes), "nodes": g.num_nodes(),
+            "edges": g.num_edges(), "batching_ms": cutting, "batching_ratio": cutting["dgl"] / cutting["graphflow"],
             "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
 
 
@@ -304,6 +309,11 @@ def quality(path: Path, epochs: int, seed: int) -> dict:
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--graphs", type=int, default=100_000)
+    p.add_argument("--min-nodes", type=int, default=10,
+                   help="smallest generated graph (default 10)")
+    p.add_argument("--max-nodes", type=int, default=100,
+                   help="largest generated graph (default 100); small graphs show the fixed "
+                        "cost of a batch (Python, dispatch, autograd), large ones its products")
     p.add_argument("--epochs", type=int, default=2, help="timed epochs per side")
     p.add_argument("--mutag", type=Path,
                    default=Path(__file__).resolve().parents[2] / "shared/data/mutag/MUTAG.mat")
@@ -320,6 +330,8 @@ def main() -> None:
     a = p.parse_args()
     if a.workers < 0:
         p.error(f"--workers must be at least 0, got {a.workers}")
+    if not 1 <= a.min_nodes <= a.max_nodes:
+        p.error(f"need 1 <= --min-nodes <= --max-nodes, got {a.min_nodes} and {a.max_nodes}")
     malloc = allocator.apply(a.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both sides)", file=sys.stderr)
     machine.set_threads(a.threads)  # torch's and DGL's own, the same for both sides
@@ -327,7 +339,7 @@ def main() -> None:
               "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": BATCH,
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result["workers"] = a.workers
-    result.update(speed(a.graphs, a.epochs, a.seed, a.workers))
+    result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes)))
     if not a.skip_quality and a.mutag.exists():
         result["mutag"] = quality(a.mutag, a.mutag_epochs, a.seed)
     print(f"ratio (DGL / graphflow epoch time): {result['ratio']:.2f}", file=sys.stderr)

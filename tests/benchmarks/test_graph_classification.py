@@ -24,3 +24,22 @@ def test_a_small_run_reports_batching_and_epochs():
     assert len(result["epoch_s_all"]["graphflow"]) == len(result["epoch_s_all"]["dgl"]) == 1
     assert result["ratio"] > 0
     assert "batching alone, ms a batch" in done.stderr
+
+
+def test_graph_sizes_are_chosen_and_recorded():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
+                           "--graphs", "200", "--epochs", "1", "--skip-quality",
+                           "--threads", "1", "--min-nodes", "2", "--max-nodes", "5"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["graph_nodes"] == [2, 5]
+    assert 2 * 200 <= result["nodes"] <= 5 * 200
+
+
+def test_inverted_graph_sizes_are_refused():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
+                           "--min-nodes", "9", "--max-nodes", "3"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    assert "--min-nodes <= --max-nodes" in done.stderr

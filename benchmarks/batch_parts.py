@@ -62,8 +62,6 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
-from torch.utils._python_dispatch import TorchDispatchMode  # noqa: E402
-from torch.utils._pytree import tree_map  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.runtime import allocator, cores  # noqa: E402
@@ -74,6 +72,7 @@ from graphflow.sparse.indexed_rows import IndexedRows  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
+from benchmarks.products import RecordProducts, replay  # noqa: E402
 from benchmarks.sampling import (CLASSES, FANOUTS, FEATURES, HIDDEN, DGLSAGE,  # noqa: E402
                                  GraphflowSAGE, build)
 
@@ -82,48 +81,6 @@ GOAL = 1.5
 """The end-to-end ratio the budget line is set against (DGL's batch / graphflow's)."""
 
 PARTS = ("sample", "gather_1t", "gather_2t", "forward", "backward", "adam")
-PRODUCT_OPS = ("aten::mm", "aten::addmm", "aten::convolution", "aten::convolution_backward",
-               "mkldnn::_linear_pointwise")
-"""The dense products' ops (torch's and, through graphflow.sparse.gemm, oneDNN's)."""
-
-
-class RecordProducts(TorchDispatchMode):
-    """Records every dense product run under it: the op and its arguments, each tensor as
-    (shape, stride, dtype), so that :func:`replay` can run the same products alone."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.calls: list[tuple] = []
-
-    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-        kwargs = kwargs or {}
-        if func._schema.name in PRODUCT_OPS:
-            spec = tree_map(lambda a: ("tensor", tuple(a.shape), a.stride(), a.dtype)
-                            if isinstance(a, torch.Tensor) else a, (args, kwargs))
-            self.calls.append((func, spec))
-        return func(*args, **kwargs)
-
-
-def replay(calls: list[tuple], rounds: int = 3) -> float:
-    """Seconds to run ``calls`` (recorded by :class:`RecordProducts`) alone, on fresh random
-    tensors of the recorded shapes and layouts (built before the timer); the best of
-    ``rounds`` passes."""
-    def make(a):
-        if isinstance(a, tuple) and len(a) == 4 and a[0] == "tensor":
-            return torch.empty_strided(a[1], a[2], dtype=a[3]).normal_()
-        return a
-
-    ready = [(func, tree_map(make, spec, is_leaf=lambda a: isinstance(a, tuple)
-                             and len(a) == 4 and a[0] == "tensor")) for func, spec in calls]
-    best = float("inf")
-    for _ in range(rounds):
-        t = time.perf_counter()
-        for func, (args, kwargs) in ready:
-            func(*args, **kwargs)
-        best = min(best, time.perf_counter() - t)
-    return best
-
-
 def batch_ms(ms: dict[str, float], parts: tuple[str, ...]) -> float:
     """One training step's time: the sum of ``parts`` of ``ms``."""
     return sum(ms[p] for p in parts)

@@ -25,6 +25,12 @@ sides on the same folds (graphflow.graphs.folds, seed 0).
     python benchmarks/graph_classification.py --graphs 20000 --min-nodes 2 --max-nodes 5 \
         --skip-quality   # small graphs: each batch's fixed cost
 
+After the epochs, the dense products of 16 of graphflow's batches (``--product-batches``)
+are recorded and run again alone (:mod:`benchmarks.products`): ``parts`` in the JSON gives
+both sides' batch times (from the best epochs), the products alone, the ``ceiling`` (DGL's
+batch over the products alone: what a step running the same products could reach were all
+else free) and what 2x DGL's batch would leave the rest of graphflow's step.
+
 The last line is JSON: ``ratio`` = DGL epoch time / graphflow epoch time on the generated
 collection, and the MUTAG figures.
 """
@@ -56,8 +62,11 @@ from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
+from benchmarks.products import RecordProducts, replay  # noqa: E402
 
 HIDDEN, LAYERS, BATCH, LR = 64, 4, 32, 0.01
+GOAL = 2.0
+"""The ratio (DGL's epoch / graphflow's) that the ``parts`` line sets the budget against."""
 
 
 # --------------------------------------------------------------------------- data
@@ -230,7 +239,7 @@ def set_lr(side, epoch: int) -> None:
 
 # --------------------------------------------------------------------------- runs
 def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
-          sizes: tuple[int, int] = (10, 100)) -> dict:
+          sizes: tuple[int, int] = (10, 100), product_batches: int = 16) -> dict:
     t = time.perf_counter()
     g, ptr, labels = generate(num_graphs, seed, *sizes)
     graphs = split_graphs(g, ptr)
@@ -248,9 +257,46 @@ def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
             print(f"epoch {epoch + 1} {side.name}: {times[side.name][-1]:.2f} s",
                   file=sys.stderr)
     best = {k: min(v) for k, v in times.items()}
-    return {"graphs": num_graphs, "graph_nodes": list(sizes), "nodes": g.num_nodes(),
-            "edges": g.num_edges(), "batching_ms": cutting, "batching_ratio": cutting["dgl"] / cutting["graphflow"],
-            "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
+    out = {"graphs": num_graphs, "graph_nodes": list(sizes), "nodes": g.num_nodes(),
+           "edges": g.num_edges(), "batching_ms": cutting,
+           "batching_ratio": cutting["dgl"] / cutting["graphflow"],
+           "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
+    if product_batches > 0:
+        batches = -(-num_graphs // BATCH)
+        out["parts"] = parts(sides[0], train, product_batches,
+                             {k: v / batches * 1e3 for k, v in best.items()})
+    return out
+
+
+def parts(ours: GraphflowSide, train: torch.Tensor, count: int,
+          batch_ms: dict[str, float]) -> dict[str, float]:
+    """The dense products of ``count`` of graphflow's batches (forward and backward, no
+    optimizer step), recorded and run alone (:mod:`benchmarks.products`), against both sides'
+    batch times (``batch_ms``, ms, from the best epochs): ``products_ms`` a batch, the
+    ``ceiling`` (DGL's batch / the products alone: what a step running the same products could
+    reach were all else free) and what :data:`GOAL` x DGL's batch leaves the rest of
+    graphflow's step (``rest_budget_ms``, against ``rest_ms`` now)."""
+    recorder = RecordProducts()
+    batcher, model = ours.batcher, ours.model
+    order = train[torch.randperm(train.shape[0], generator=torch.Generator().manual_seed(1))]
+    for sel in order[:count * BATCH].split(BATCH):
+        batch = batcher.batch(sel)
+        with recorder:
+            score, _ = model(batch)
+            F.cross_entropy(score, ours.labels[batch.graphs]).backward()
+        model.zero_grad(set_to_none=True)
+    done = -(-min(count * BATCH, train.shape[0]) // BATCH)
+    alone = replay(recorder.calls) / done * 1e3
+    ours_ms, theirs_ms = batch_ms["graphflow"], batch_ms["dgl"]
+    out = {"graphflow_batch_ms": ours_ms, "dgl_batch_ms": theirs_ms, "products_ms": alone,
+           "product_calls": len(recorder.calls) // done, "ceiling": theirs_ms / alone,
+           "rest_ms": ours_ms - alone, "rest_budget_ms": theirs_ms / GOAL - alone}
+    print(f"batch: graphflow {ours_ms:.2f} ms, DGL {theirs_ms:.2f} ms; graphflow's dense "
+          f"products alone {alone:.2f} ms ({out['product_calls']} calls, {done} batches "
+          f"replayed), the rest {out['rest_ms']:.2f} ms; ceiling (DGL's batch / the products "
+          f"alone) {out['ceiling']:.2f}x; {GOAL:g}x DGL leaves the rest "
+          f"{out['rest_budget_ms']:.2f} ms", file=sys.stderr)
+    return out
 
 
 def batching(ours: GraphflowSide, theirs: DGLSide, train: torch.Tensor, seed: int,
@@ -319,6 +365,9 @@ def main() -> None:
                    default=Path(__file__).resolve().parents[2] / "shared/data/mutag/MUTAG.mat")
     p.add_argument("--mutag-epochs", type=int, default=100)
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
+    p.add_argument("--product-batches", type=int, default=16,
+                   help="graphflow batches whose dense products are recorded and run alone "
+                        "after the epochs, for the ceiling line (default 16; 0: none)")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-quality", action="store_true")
     p.add_argument("--workers", type=int, default=0,
@@ -330,6 +379,8 @@ def main() -> None:
     a = p.parse_args()
     if a.workers < 0:
         p.error(f"--workers must be at least 0, got {a.workers}")
+    if a.product_batches < 0:
+        p.error(f"--product-batches must be at least 0, got {a.product_batches}")
     if not 1 <= a.min_nodes <= a.max_nodes:
         p.error(f"need 1 <= --min-nodes <= --max-nodes, got {a.min_nodes} and {a.max_nodes}")
     malloc = allocator.apply(a.allocator)["allocator"]
@@ -339,7 +390,8 @@ def main() -> None:
               "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": BATCH,
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result["workers"] = a.workers
-    result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes)))
+    result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes),
+                        a.product_batches))
     if not a.skip_quality and a.mutag.exists():
         result["mutag"] = quality(a.mutag, a.mutag_epochs, a.seed)
     print(f"ratio (DGL / graphflow epoch time): {result['ratio']:.2f}", file=sys.stderr)

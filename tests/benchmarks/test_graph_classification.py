@@ -24,17 +24,24 @@ def test_a_small_run_reports_batching_and_epochs():
     assert len(result["epoch_s_all"]["graphflow"]) == len(result["epoch_s_all"]["dgl"]) == 1
     assert result["ratio"] > 0
     assert "batching alone, ms a batch" in done.stderr
+    parts = result["parts"]  # graphflow's dense products replayed alone, against both batches
+    assert parts["product_calls"] > 0 and 0 < parts["products_ms"]
+    assert parts["ceiling"] == parts["dgl_batch_ms"] / parts["products_ms"]
+    assert abs(parts["rest_ms"] + parts["products_ms"] - parts["graphflow_batch_ms"]) < 1e-9
+    assert "ceiling (DGL's batch / the products alone)" in done.stderr
 
 
 def test_graph_sizes_are_chosen_and_recorded():
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
                            "--graphs", "200", "--epochs", "1", "--skip-quality",
-                           "--threads", "1", "--min-nodes", "2", "--max-nodes", "5"],
+                           "--threads", "1", "--min-nodes", "2", "--max-nodes", "5",
+                           "--product-batches", "0"],
                           capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result["graph_nodes"] == [2, 5]
     assert 2 * 200 <= result["nodes"] <= 5 * 200
+    assert "parts" not in result  # --product-batches 0: no products replayed
 
 
 def test_inverted_graph_sizes_are_refused():

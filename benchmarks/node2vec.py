@@ -73,6 +73,7 @@ that another run may reverse.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import statistics
 import sys
@@ -433,6 +434,10 @@ def main() -> None:
         p.error(f"--train-seeds must be at least 1, got {args.train_seeds}")
     if args.step_walks is not None and args.step_walks < 1:
         p.error(f"--step-walks must be at least 1, got {args.step_walks}")
+    missing = [name for name in ("gensim", "pecanpy") if importlib.util.find_spec(name) is None]
+    if missing and not args.skip_e2e:
+        p.error(f"the end-to-end cases need {' and '.join(missing)} (the bench extra, in an "
+                "environment of its own: docs/node2vec.md); --skip-e2e runs the walks alone")
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (every peer)", flush=True)
     machine.set_threads(args.threads)

@@ -36,3 +36,15 @@ def test_graph_classification_workers_must_not_be_negative():
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == \
         "graph_classification.py: error: --workers must be at least 0, got -1"
+
+
+@pytest.mark.skipif(importlib.util.find_spec("gensim") is not None
+                    and importlib.util.find_spec("pecanpy") is not None,
+                    reason="the bench extra is installed: the end-to-end cases run here")
+def test_node2vec_end_to_end_names_the_missing_peers():
+    done = run("node2vec.py", "--quick", "--skip-walks")
+    assert done.returncode == 2
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("node2vec.py: error: the end-to-end cases need ")
+    assert last.endswith("--skip-e2e runs the walks alone")
+    assert "Traceback" not in done.stderr

@@ -198,3 +198,12 @@ def test_a_group_may_name_one_tensor_as_torch_allows():
     b = nn.Parameter(torch.randn(16))
     opt = flat(torch.optim.SGD)([{"params": w}, {"params": [b]}], lr=0.1)
     assert [g["params"] for g in opt.param_groups] == [[w], [b]]
+
+
+def test_make_optimizer_flattens_cpu_parameters_only():
+    on_cpu = make_optimizer("adam", model(), lr=0.05, weight_decay=0.0)
+    assert getattr(on_cpu, "is_flat", False)
+    elsewhere = model().to("meta")  # any non-CPU device: a GPU's fused kernel is one launch
+    opt = make_optimizer("adam", elsewhere, lr=0.05, weight_decay=0.0)
+    assert type(opt) is torch.optim.Adam
+    assert opt.param_groups[0]["params"][0] is next(elsewhere.parameters())

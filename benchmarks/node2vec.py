@@ -94,7 +94,7 @@ from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.embeddings.evaluation import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
 from graphflow.embeddings.skipgram import (  # noqa: E402
-    SkipGram, SkipGramSettings, default_step_walks, hogwild_workers)
+    SkipGram, SkipGramSettings, default_step_walks, hogwild_threads, hogwild_workers)
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
@@ -287,10 +287,11 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     batch = step_walks or default_step_walks(device)  # as the skipgram task
     workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
                               forced=train_workers is not None)  # as the skipgram task
+    threads = hogwild_threads(plan.workers, plan.worker_threads, workers)  # likewise
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
           f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {batch} walks a step, "
           f"{workers} Hogwild "
-          f"workers x {plan.worker_threads} threads ({plan.source}), peers: {cores_} workers",
+          f"workers x {threads} threads ({plan.source}), peers: {cores_} workers",
           flush=True)
 
     # graphflow: walks + skip-gram
@@ -305,12 +306,12 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     train_s, embs = [], []
     for r in range(train_seeds):
         train_gen = torch.Generator(device=device).manual_seed(seed + r)
-        with intra_op_threads(plan.worker_threads):
+        with intra_op_threads(threads):
             t0 = time.perf_counter()
             model = SkipGram(nodes, settings, graph.in_strength(), device, train_gen,
                              graph=graph)  # as the skipgram task: the default start
             model.fit(walks, LR, 0, walks.shape[0], batch, workers=workers,
-                      worker_threads=plan.worker_threads)  # what the skipgram task runs
+                      worker_threads=threads)  # what the skipgram task runs
             sync(device)
             train_s.append(time.perf_counter() - t0)
         embs.append(model.embeddings())
@@ -345,7 +346,7 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     train, test = random_split(torch.arange(nodes), 0.5, split)  # one split for every training
     out: dict[str, object] = {f"{case}_nodes": nodes, f"{case}_edges": graph.num_edges,
                               f"{case}_tokens": tokens,
-                              f"{case}_train_workers": workers,
+                              f"{case}_train_workers": workers, f"{case}_train_threads": threads,
                               f"{case}_train_seeds": train_seeds}
     totals, macro = {}, {}
     spread = "" if train_seeds == 1 else f" (mean +- std over {train_seeds} training seeds)"

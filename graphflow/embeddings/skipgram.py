@@ -61,7 +61,8 @@ its learning rate follows the global progress (``done + W * walks seen by this w
 Workers step from nearly the same point at once, so their steps on a row that occurs in every
 step add up: on a 2k-node SBM where every row occurs in every batch two workers lost 8-10
 points of accuracy (0.72-0.74 against 0.82-0.83 with one worker). Such graphs (fewer nodes
-than one step's walk tokens) therefore train on one worker (:func:`hogwild_workers`).
+than one step's walk tokens) therefore train on one worker (:func:`hogwild_workers`), which
+takes the cores of the workers it replaces as intra-op threads (:func:`hogwild_threads`).
 
 The row cap holds across workers too. A hub (a node of degree 14k among 10k nodes, as in
 social graphs) or a popular noise node occurs in every step of every worker, so with the cap
@@ -454,6 +455,18 @@ def hogwild_workers(planned: int, num_nodes: int, step_tokens: int, *,
     if planned > 1 and not forced and num_nodes < step_tokens:
         return 1
     return max(1, planned)
+
+
+def hogwild_threads(planned: int, worker_threads: int, workers: int, *,
+                    forced: bool = False) -> int:
+    """Intra-op threads per worker when ``workers`` train where the core plan gave
+    ``planned`` workers of ``worker_threads`` each: the plan's, or, with fewer workers, the
+    dropped workers' cores shared among those left (a plan of 2 workers x 1 thread that
+    trains on one worker runs it on 2 threads, not on half the cores). ``forced`` (a thread
+    count the user set) keeps ``worker_threads``."""
+    if forced or workers >= planned:
+        return worker_threads
+    return max(worker_threads, planned * worker_threads // max(1, workers))
 
 
 def linear_lr(lr: float, done: int, total: int) -> float:

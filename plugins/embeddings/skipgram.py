@@ -21,8 +21,8 @@ from graphflow.train import checkpoint as ckpt
 from graphflow.train import finite
 from graphflow.train.loop import stage_files
 from graphflow.embeddings.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
-                                      SkipGramSettings, default_step_walks, hogwild_workers,
-                                      linear_lr)
+                                           SkipGramSettings, default_step_walks,
+                                           hogwild_threads, hogwild_workers, linear_lr)
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
 
@@ -150,13 +150,15 @@ class SkipGramTask(Task):
         lr0 = o.lr
         plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
                                        {"worker_threads": o.threads})
-        threads = plan.worker_threads
         step_walks = o.batch_size or default_step_walks(device)
         workers = hogwild_workers(plan.workers if device.type == "cpu" else 1, n,
                                   step_walks * (walk_opts.walk_length + 1),
                                   forced="workers" in plan.overridden)
-        if ctx.cores is not None and ctx.cores.workers != workers:
-            ctx.cores = dataclasses.replace(ctx.cores, workers=workers)  # recorded as run
+        threads = hogwild_threads(plan.workers, plan.worker_threads, workers,
+                                  forced="worker_threads" in plan.overridden)
+        if ctx.cores is not None and (ctx.cores.workers, ctx.cores.worker_threads) != \
+                (workers, threads):  # recorded as run
+            ctx.cores = dataclasses.replace(ctx.cores, workers=workers, worker_threads=threads)
         with intra_op_threads(threads):
             model = SkipGram(n, settings, walks_data.graph.in_strength(), device, gen,
                              graph=walks_data.graph)

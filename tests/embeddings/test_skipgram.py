@@ -234,6 +234,16 @@ def test_small_graphs_train_on_one_hogwild_worker_unless_forced():
     assert hogwild_workers(2, 2_000, 64 * 81, forced=True) == 2
 
 
+def test_one_worker_left_of_a_plan_takes_the_dropped_workers_cores():
+    from graphflow.embeddings.skipgram import hogwild_threads
+
+    assert hogwild_threads(2, 1, 1) == 2  # 2 workers x 1 thread planned, one trains: 2 threads
+    assert hogwild_threads(4, 2, 1) == 8
+    assert hogwild_threads(1, 2, 1) == 2  # as planned
+    assert hogwild_threads(2, 1, 2) == 1
+    assert hogwild_threads(2, 1, 1, forced=True) == 1  # the user's thread count stands
+
+
 def test_hogwild_workers_count_the_other_workers_expected_occurrences_in_the_row_cap():
     """A row's cap holds across workers: ``max(1, (n + m) / R)`` with ``m`` its expected
     occurrences in the other workers' concurrent steps, from its token and noise shares."""

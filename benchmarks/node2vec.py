@@ -285,9 +285,10 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
     plan = cores.plan("walks", cores_, {"workers": train_workers}, measured=SPLITS)
     batch = step_walks or default_step_walks(device)  # as the skipgram task
-    workers = hogwild_workers(plan.workers, nodes, batch * (STEPS + 1),
-                              forced=train_workers is not None)  # as the skipgram task
-    threads = hogwild_threads(plan.workers, plan.worker_threads, workers)  # likewise
+    planned = plan.workers if device.type == "cpu" else 1  # as the skipgram task
+    workers = hogwild_workers(planned, nodes, batch * (STEPS + 1),
+                              forced=train_workers is not None)
+    threads = hogwild_threads(planned, plan.worker_threads, workers)
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
           f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {batch} walks a step, "
           f"{workers} Hogwild "

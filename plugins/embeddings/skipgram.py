@@ -151,10 +151,10 @@ class SkipGramTask(Task):
         plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
                                        {"worker_threads": o.threads})
         step_walks = o.batch_size or default_step_walks(device)
-        workers = hogwild_workers(plan.workers if device.type == "cpu" else 1, n,
-                                  step_walks * (walk_opts.walk_length + 1),
+        planned = plan.workers if device.type == "cpu" else 1  # a GPU trains one worker
+        workers = hogwild_workers(planned, n, step_walks * (walk_opts.walk_length + 1),
                                   forced="workers" in plan.overridden)
-        threads = hogwild_threads(plan.workers, plan.worker_threads, workers,
+        threads = hogwild_threads(planned, plan.worker_threads, workers,
                                   forced="worker_threads" in plan.overridden)
         if ctx.cores is not None and (ctx.cores.workers, ctx.cores.worker_threads) != \
                 (workers, threads):  # recorded as run

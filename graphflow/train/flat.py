@@ -163,12 +163,14 @@ gain nothing or lose when gathered anyway (its ``gathered`` column), and stay to
 
 def flattenable(params: list[torch.Tensor]) -> bool:
     """Whether ``params`` are worth one buffer: at least two of whole 64-byte lines, of at
-    most :data:`MAX_MEAN_BYTES` on average, all plain dense tensors of one dtype on one
-    device."""
+    most :data:`MAX_MEAN_BYTES` on average, all plain dense tensors of one dtype on the CPU.
+    On a GPU torch's fused kernel updates every tensor in one launch, and the buffer's gain
+    (less Python work per tensor) was measured on CPUs only."""
     whole = [p for p in params if in_buffer(p)]
     return (len(whole) > 1
             and sum(p.numel() * p.element_size() for p in whole) <= MAX_MEAN_BYTES * len(whole)
             and len({(p.dtype, p.device) for p in params}) == 1
+            and params[0].device.type == "cpu"
             and all(type(p) in (torch.Tensor, nn.Parameter) and p.layout == torch.strided
                     for p in params))
 

@@ -73,19 +73,16 @@ def make_optimizer(name: OptimizerName, model: nn.Module, *, lr: float, weight_d
     With ``flat_groups`` (the default) each group of many small CPU tensors becomes views into
     one buffer and a step updates one tensor per group (:mod:`graphflow.train.flat`: torch's
     update and semantics, without its per-tensor Python work); where no group is worth it
-    (few, large tensors) this is torch's optimizer itself. Parameters on a GPU stay torch's:
-    its fused kernel updates every tensor in one launch, and the buffer's gain (less Python
-    work per tensor) was measured on CPUs only (``benchmarks/optimizer_step.py``).
-    Turn it off for a ``GradScaler``, which unscales the gradients the optimizer holds before
-    its step.
+    (few, large tensors, or parameters on a GPU: :func:`graphflow.train.flat.flattenable`)
+    this is torch's optimizer itself. Turn it off for a ``GradScaler``, which unscales the
+    gradients the optimizer holds before its step.
     """
     groups = parameter_groups(model, weight_decay, decay_on)
     fused = fusable([p for g in groups for p in g["params"]])  # type: ignore[attr-defined]
     classes = {"adam": torch.optim.Adam, "adamw": torch.optim.AdamW, "sgd": torch.optim.SGD}
     if name not in classes:
         raise ConfigError(f'unknown optimizer "{name}"; choices: adam, adamw, sgd')
-    gather = flat_groups and any(flattenable(list(g["params"]))  # type: ignore[arg-type]
-                                 and g["params"][0].device.type == "cpu" for g in groups)  # type: ignore[index]
+    gather = flat_groups and any(flattenable(list(g["params"])) for g in groups)  # type: ignore[arg-type]
     cls = flat(classes[name]) if gather else classes[name]
     if name == "sgd":
         return cls(groups, lr=lr, momentum=momentum)

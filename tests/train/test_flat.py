@@ -207,3 +207,6 @@ def test_make_optimizer_flattens_cpu_parameters_only():
     opt = make_optimizer("adam", elsewhere, lr=0.05, weight_decay=0.0)
     assert type(opt) is torch.optim.Adam
     assert opt.param_groups[0]["params"][0] is next(elsewhere.parameters())
+    wrapped = flat(torch.optim.Adam)(elsewhere.parameters(), lr=0.05)  # the class itself too
+    assert wrapped._flat == [None]  # no group gathered
+    assert wrapped.param_groups[0]["params"] == list(elsewhere.parameters())

@@ -94,7 +94,7 @@ from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.embeddings.evaluation import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
 from graphflow.embeddings.skipgram import (  # noqa: E402
-    SkipGram, SkipGramSettings, default_step_walks, hogwild_threads, hogwild_workers)
+    SkipGram, SkipGramSettings, default_step_walks, hogwild_split)
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
@@ -285,10 +285,9 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
     plan = cores.plan("walks", cores_, {"workers": train_workers}, measured=SPLITS)
     batch = step_walks or default_step_walks(device)  # as the skipgram task
-    planned = plan.workers if device.type == "cpu" else 1  # as the skipgram task
-    workers = hogwild_workers(planned, nodes, batch * (STEPS + 1),
-                              forced=train_workers is not None)
-    threads = hogwild_threads(planned, plan.worker_threads, workers)
+    workers, threads = hogwild_split(plan.workers, plan.worker_threads, device, nodes,
+                                     batch * (STEPS + 1),
+                                     forced_workers=train_workers is not None)  # as the task
     print(f"(b) {case}: {nodes} nodes, {graph.num_edges} directed edges (mean degree "
           f"{mean_degree:.1f}), {classes} labels; graphflow skip-gram: {batch} walks a step, "
           f"{workers} Hogwild "

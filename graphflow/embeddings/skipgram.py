@@ -469,6 +469,17 @@ def hogwild_threads(planned: int, worker_threads: int, workers: int, *,
     return max(worker_threads, planned * worker_threads // max(1, workers))
 
 
+def hogwild_split(planned: int, worker_threads: int, device: torch.device, num_nodes: int,
+                  step_tokens: int, *, forced_workers: bool = False,
+                  forced_threads: bool = False) -> tuple[int, int]:
+    """``(workers, intra-op threads each)`` that train, from a core plan's ``planned``
+    workers of ``worker_threads`` each: one worker on a GPU, :func:`hogwild_workers` and
+    :func:`hogwild_threads` on the CPU."""
+    planned = planned if device.type == "cpu" else 1  # a GPU trains one worker
+    workers = hogwild_workers(planned, num_nodes, step_tokens, forced=forced_workers)
+    return workers, hogwild_threads(planned, worker_threads, workers, forced=forced_threads)
+
+
 def linear_lr(lr: float, done: int, total: int) -> float:
     """word2vec's schedule: ``lr`` decays linearly to ``lr * MIN_LR_FRACTION`` at ``total``."""
     frac = min(done / max(total, 1), 1.0)

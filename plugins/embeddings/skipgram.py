@@ -22,7 +22,7 @@ from graphflow.train import finite
 from graphflow.train.loop import stage_files
 from graphflow.embeddings.skipgram import (DEFAULT_LR, INIT_HOPS, Readout, SkipGram,
                                            SkipGramSettings, default_step_walks,
-                                           hogwild_threads, hogwild_workers, linear_lr)
+                                           hogwild_split, linear_lr)
 from graphflow_plugins.embeddings.samplers import WalkData, WalkSampler
 
 
@@ -151,11 +151,10 @@ class SkipGramTask(Task):
         plan = ctx.cores or cores.plan("walks", None, {"workers": o.workers},
                                        {"worker_threads": o.threads})
         step_walks = o.batch_size or default_step_walks(device)
-        planned = plan.workers if device.type == "cpu" else 1  # a GPU trains one worker
-        workers = hogwild_workers(planned, n, step_walks * (walk_opts.walk_length + 1),
-                                  forced="workers" in plan.overridden)
-        threads = hogwild_threads(planned, plan.worker_threads, workers,
-                                  forced="worker_threads" in plan.overridden)
+        workers, threads = hogwild_split(
+            plan.workers, plan.worker_threads, device, n,
+            step_walks * (walk_opts.walk_length + 1), forced_workers="workers" in plan.overridden,
+            forced_threads="worker_threads" in plan.overridden)
         if ctx.cores is not None and (ctx.cores.workers, ctx.cores.worker_threads) != \
                 (workers, threads):  # recorded as run
             ctx.cores = dataclasses.replace(ctx.cores, workers=workers, worker_threads=threads)

@@ -244,6 +244,16 @@ def test_one_worker_left_of_a_plan_takes_the_dropped_workers_cores():
     assert hogwild_threads(2, 1, 1, forced=True) == 1  # the user's thread count stands
 
 
+def test_hogwild_split_is_what_the_task_trains_with():
+    from graphflow.embeddings.skipgram import hogwild_split
+
+    cpu, gpu = torch.device("cpu"), torch.device("cuda")  # a device object needs no GPU
+    assert hogwild_split(2, 1, cpu, 10_000, 64 * 81) == (2, 1)
+    assert hogwild_split(2, 1, cpu, 2_000, 64 * 81) == (1, 2)  # small graph: one worker, 2 threads
+    assert hogwild_split(2, 1, cpu, 2_000, 64 * 81, forced_workers=True) == (2, 1)
+    assert hogwild_split(8, 2, gpu, 10_000, 512 * 81) == (1, 2)  # a GPU: one worker, plan's threads
+
+
 def test_hogwild_workers_count_the_other_workers_expected_occurrences_in_the_row_cap():
     """A row's cap holds across workers: ``max(1, (n + m) / R)`` with ``m`` its expected
     occurrences in the other workers' concurrent steps, from its token and noise shares."""

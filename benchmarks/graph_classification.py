@@ -262,7 +262,7 @@ def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
            "batching_ratio": cutting["dgl"] / cutting["graphflow"],
            "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
     if product_batches > 0:
-        batches = -(-num_graphs // BATCH)
+        batches = -(-train.shape[0] // BATCH)  # an epoch's batches
         out["parts"] = parts(sides[0], train, product_batches,
                              {k: v / batches * 1e3 for k, v in best.items()})
     return out

@@ -50,15 +50,20 @@ class Adjacency:
         function that returns them, called on first use (a batch of graphs cuts them only
         for the models that read them).
     :ivar values: float (nnz,) edge values in CSR order, or None for all ones.
+    :ivar edge_feat: float (nnz, D) edge feature vectors in CSR order (bond types, distances),
+        or None: what the layers that read edge features take (``gine``); the others
+        ignore it.
     """
 
     def __init__(self, indptr: torch.Tensor, indices: torch.Tensor,
                  eids: torch.Tensor | Callable[[], torch.Tensor],
-                 num_src: int, num_dst: int, values: torch.Tensor | None = None):
+                 num_src: int, num_dst: int, values: torch.Tensor | None = None,
+                 edge_feat: torch.Tensor | None = None):
         self.indptr = indptr
         self.indices = indices
         self._eids = eids
         self.values = values
+        self.edge_feat = edge_feat
         self.num_src = int(num_src)
         self.num_dst = int(num_dst)
         self._cache: dict[object, object] = {}
@@ -105,10 +110,12 @@ class Adjacency:
 
     @classmethod
     def from_graph(cls, g: dgl.DGLGraph, device: torch.device | str | None = None,
-                   weight: str | None = None) -> Adjacency:
+                   weight: str | None = None, feat: str | None = None) -> Adjacency:
         """The in-edge CSR of a homogeneous DGLGraph or DGL block (rows are destinations).
 
         :param weight: name of an ``edata`` field holding (E,) edge values, or None.
+        :param feat: name of an ``edata`` field holding (E, D) edge features, carried as
+            :attr:`edge_feat` in CSR order when the graph has it (None: not carried).
         """
         if len(g.canonical_etypes) != 1 or (not g.is_block and len(g.ntypes) != 1):
             raise DataError(f"Adjacency.from_graph needs a homogeneous graph, got node types "
@@ -120,7 +127,11 @@ class Adjacency:
                                 f"{sorted(g.edata.keys()) or 'none'}")
             values = g.edata[weight]
         src, dst = g.edges()
-        return cls.from_edges(src, dst, g.num_src_nodes(), g.num_dst_nodes(), device, values)
+        adj = cls.from_edges(src, dst, g.num_src_nodes(), g.num_dst_nodes(), device, values)
+        if feat is not None and feat in g.edata:
+            adj.edge_feat = edge_features(g.edata[feat], adj.eids.to(g.edata[feat].device),
+                                          feat).to(adj.device)
+        return adj
 
     @classmethod
     def from_block(cls, block: Block, values: torch.Tensor | None = None) -> Adjacency:
@@ -156,8 +167,9 @@ class Adjacency:
 
     def __repr__(self) -> str:
         weighted = ", weighted" if self.values is not None else ""
+        feat = "" if self.edge_feat is None else f", edge_feat={self.edge_feat.shape[1]}"
         return (f"Adjacency(num_dst={self.num_dst}, num_src={self.num_src}, nnz={self.nnz}, "
-                f"device={self.device}{weighted})")
+                f"device={self.device}{weighted}{feat})")
 
     def to(self, device: torch.device | str) -> Adjacency:
         """A copy on ``device`` (caches move along); ``self`` when already there."""
@@ -166,7 +178,8 @@ class Adjacency:
             return self
         out = Adjacency(self.indptr.to(device), self.indices.to(device), self.eids.to(device),
                         self.num_src, self.num_dst,
-                        None if self.values is None else self.values.to(device))
+                        None if self.values is None else self.values.to(device),
+                        None if self.edge_feat is None else self.edge_feat.to(device))
         for key, value in self._cache.items():
             if key == "t_values":  # keyed on a tensor's identity: rebuilt on first use
                 continue
@@ -363,6 +376,18 @@ def _check_edge_values(values: torch.Tensor, n: int, what: str) -> torch.Tensor:
 
 SMALL_KEYS = 1 << 16
 """Column counts up to this sort their ids as uint16, by NumPy's radix sort."""
+
+
+def edge_features(feat: torch.Tensor, eids: torch.Tensor, name: str) -> torch.Tensor:
+    """float32 (nnz, D) rows of the (E, D) or (E,) edge field ``feat`` in CSR order
+    (``eids``); a non-finite entry fails naming the field and the edge."""
+    feat = feat.reshape(feat.shape[0], -1) if feat.dim() != 2 else feat
+    if feat.dtype.is_floating_point:
+        bad = (~torch.isfinite(feat)).any(1).nonzero()
+        if bad.numel():
+            raise DataError(f'edge field "{name}": edge {int(bad[0, 0])} has a non-finite '
+                            f"value; clean or drop it before training")
+    return feat.float()[eids]
 
 
 def group_by_column(indices: torch.Tensor, num_cols: int) -> torch.Tensor:

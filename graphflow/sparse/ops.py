@@ -352,6 +352,24 @@ def csr_matmul(a: KernelCSR, x: torch.Tensor, num_rows: int) -> torch.Tensor:
                            per_sample_weights=a.values, include_last_offset=True)
 
 
+def edge_sum(adj: Adjacency, messages: torch.Tensor) -> torch.Tensor:
+    """``out[i] = sum of messages[e] over A's entries e in row i``: (nnz, *) -> (num_dst, *).
+
+    For messages that depend on the edge, not only on its source (GINE's
+    ``ReLU(x_j + e_ji)``), which :func:`spmm` cannot express. ``messages`` is in CSR order;
+    one ``index_add`` into the rows, with gradients to every message (a gather of the rows'
+    gradients), memory O(nnz * F).
+    """
+    if messages.shape[0] != adj.nnz:
+        raise DataError(f"edge_sum: {messages.shape[0]} messages for an adjacency of "
+                        f"{adj.nnz} entries")
+    if not _same_device(messages.device, adj.device):
+        raise DeviceError(f"edge_sum: messages on {messages.device}, adjacency on "
+                          f"{adj.device}; move both to one device")
+    out = messages.new_zeros((adj.num_dst, *messages.shape[1:]))
+    return out.index_add_(0, adj.row_index, messages)
+
+
 def sddmm(adj: Adjacency, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """``(a @ b^T)`` at A's nonzeros: ``out[e] = <a[dst(e)], b[src(e)]>`` over the last dim.
 

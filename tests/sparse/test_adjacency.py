@@ -237,3 +237,25 @@ def test_edge_ids_and_the_transpose_may_be_cut_on_first_use():
     assert calls == ["eids", "t"]
     moved = adj.to("meta")
     assert moved.eids.device.type == "meta"
+
+
+def test_from_graph_carries_edge_features_in_csr_order():
+    g = dgl.graph((SRC, DST), num_nodes=6)
+    g.edata["edge_feat"] = torch.arange(16, dtype=torch.float64).reshape(8, 2)
+    adj = Adjacency.from_graph(g, feat="edge_feat")
+    assert adj.edge_feat.dtype == torch.float32
+    assert torch.equal(adj.edge_feat, g.edata["edge_feat"].float()[adj.eids])
+    assert "edge_feat=2" in repr(adj)
+    assert adj.to("meta").edge_feat.device.type == "meta"
+    assert Adjacency.from_graph(g).edge_feat is None  # carried only when asked for
+    g.edata["edge_feat"] = torch.arange(8)  # (E,) labels: one column
+    assert Adjacency.from_graph(g, feat="edge_feat").edge_feat.shape == (8, 1)
+    assert Adjacency.from_graph(dgl.graph((SRC, DST)), feat="edge_feat").edge_feat is None
+
+
+def test_non_finite_edge_features_name_the_field_and_the_edge():
+    g = dgl.graph((SRC, DST), num_nodes=6)
+    g.edata["edge_feat"] = torch.ones(8, 2)
+    g.edata["edge_feat"][5, 1] = float("nan")
+    with pytest.raises(DataError, match=r'edge field "edge_feat": edge 5 has a non-finite'):
+        Adjacency.from_graph(g, feat="edge_feat")

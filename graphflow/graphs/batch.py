@@ -68,7 +68,8 @@ class GraphBatch:
 class GraphBatcher:
     """Cuts batches of graphs out of a collection (see the module docstring).
 
-    :param adj: the collection's adjacency (square, no edge between graphs), on the device.
+    :param adj: the collection's adjacency (square, no edge between graphs), on the device;
+        its edge values and edge features (``edge_feat``) are cut into every batch.
     :param graph_ptr: int64 (G + 1,) node offsets of the graphs.
     :param x: (N, F) node features, on the device.
     """
@@ -112,9 +113,10 @@ class GraphBatcher:
         t_indptr, t_indices, tpos = (indptr, indices, pos) if t_index is None else t_index
         n, m = int(nodes.shape[0]), int(pos.shape[0])
         values = None if self.adj.values is None else take(self.adj.values, 0, pos)
+        feat = self.adj.edge_feat  # (nnz, D) edge features in CSR order, for gine
         eids, perm = self.adj.eids, self.t.perm  # cut on first use: few models read them
         out = Adjacency(indptr, indices, lambda: take(eids, 0, pos), num_src=n, num_dst=n,
-                        values=values)
+                        values=values, edge_feat=None if feat is None else take(feat, 0, pos))
 
         def transposed() -> Transposed:
             # A^T's entry q and A's entry q are in the same graph (each graph has as many

@@ -59,6 +59,7 @@ def build_collection(*, name: str, num_nodes: int, src: np.ndarray, dst: np.ndar
                      node_labels: np.ndarray | None = None,
                      node_attributes: np.ndarray | None = None,
                      edge_weight: np.ndarray | None = None,
+                     edge_features: np.ndarray | None = None,
                      features: NodeFeatures = "auto", max_degree: int | None = None,
                      graph_ids: pa.Array | None = None, node_ids: pa.Array | None = None,
                      meta: dict | None = None) -> GraphData:
@@ -71,6 +72,8 @@ def build_collection(*, name: str, num_nodes: int, src: np.ndarray, dst: np.ndar
     :param node_labels: (N,) node labels (any integers), kept as ``ndata["node_label"]`` and
         usable as one-hot features.
     :param node_attributes: float (N, F) node attributes.
+    :param edge_features: float (E, D) edge feature vectors in ``src``/``dst`` order, kept as
+        ``edata["edge_feat"]`` (what the graph tasks carry into batches, for ``gine``).
     """
     ptr = pointer_from_index(graph_of_node, num_graphs, where=sources.graph_index,
                              first_id=sources.first_id)
@@ -83,6 +86,14 @@ def build_collection(*, name: str, num_nodes: int, src: np.ndarray, dst: np.ndar
                    torch.from_numpy(dst.astype(np.int64))), num_nodes=num_nodes)
     if edge_weight is not None:
         g.edata["weight"] = torch.from_numpy(np.asarray(edge_weight, dtype=np.float32))
+    if edge_features is not None:
+        ef = torch.from_numpy(np.asarray(edge_features, dtype=np.float32)
+                              .reshape(len(src), -1).copy())
+        bad = (~torch.isfinite(ef)).any(1).nonzero()
+        if bad.numel():
+            raise DataError(f"the features of the edge on {sources.edges} line "
+                            f"{int(bad[0, 0]) + sources.edge_line} are NaN or infinite")
+        g.edata["edge_feat"] = ef
     codes, k = (None, 0)
     if node_labels is not None:
         codes, k = label_codes(node_labels, where=sources.graph_index)

@@ -1,4 +1,4 @@
-"""Node features of graph collections that ship none: one-hot node labels, one-hot degrees.
+"""Features of graph collections that ship none: one-hot node or edge labels, one-hot degrees.
 
 Both are what the GIN paper feeds its models (Xu et al., ICLR 2019, section 7): the
 bioinformatics sets use their node labels one-hot; the social sets, which have no node
@@ -24,14 +24,15 @@ def one_hot(codes: torch.Tensor, num: int | None = None) -> torch.Tensor:
 
 
 def label_codes(values: np.ndarray, *, where: str) -> tuple[torch.Tensor, int]:
-    """Node labels (any integers, e.g. 1-based atom types) as codes ``0..K-1`` and ``K``.
+    """Node or edge labels (any integers, e.g. 1-based atom or bond types) as codes
+    ``0..K-1`` and ``K``.
 
     The codes follow the sorted distinct values, so the same file always gives the same
     columns.
     """
     values = np.asarray(values).reshape(len(values), -1)
     if values.shape[1] != 1:
-        raise DataError(f"{where}: node labels must be one column, got {values.shape[1]}")
+        raise DataError(f"{where}: labels must be one column, got {values.shape[1]}")
     uniq, codes = np.unique(values[:, 0], return_inverse=True)
     return torch.from_numpy(codes.astype(np.int64).reshape(-1)), len(uniq)
 

@@ -34,6 +34,9 @@ class TableCollectionOptions:
                                     "(NaN = missing) instead of label.")
     node_label: str = option("", 'Node table column of node labels ("" for none).')
     feature_columns: list[str] = option([], "Node table columns of numeric node attributes.")
+    edge_feature_columns: list[str] = option(
+        [], 'Edge table columns of numeric edge attributes (bond types, distances): the edge '
+            'features (edata["edge_feat"]) that gine reads.')
     features: NodeFeatures = option(
         "auto", 'Node features: "attributes" (feature_columns), "labels" (node_label one-hot), '
                 '"both", "degree", "none", or "auto".')
@@ -57,6 +60,16 @@ def _column(table: pa.Table, name: str, path: Path, what: str) -> pa.Array:
         raise DataError(f"{what} table {path}: no column {name!r}; columns: "
                         f"{', '.join(table.column_names)}")
     return table.column(name).combine_chunks()
+
+
+def _numeric(table: pa.Table, name: str, path: Path, what: str) -> np.ndarray:
+    """float32 (rows,) of a numeric column; any other type fails naming the column."""
+    col = _column(table, name, path, what)
+    if not (pa.types.is_integer(col.type) or pa.types.is_floating(col.type)
+            or pa.types.is_boolean(col.type)):
+        raise DataError(f"{what} table {path}: column {name!r} holds {col.type}, not numbers; "
+                        f"list numeric columns only")
+    return col.to_numpy(zero_copy_only=False).astype(np.float32)
 
 
 def _keys(graph: pa.Array, node: pa.Array) -> pa.Array:
@@ -126,6 +139,10 @@ class TableCollectionLoader(Loader):
         if o.feature_columns:
             attrs = np.column_stack([_column(nodes, c, o.nodes, "node").to_numpy(
                 zero_copy_only=False).astype(np.float32) for c in o.feature_columns])
+        edge_features = None
+        if o.edge_feature_columns:
+            edge_features = np.column_stack([_numeric(edges, c, o.edges, "edge")
+                                             for c in o.edge_feature_columns])
         node_labels = None
         if o.node_label:
             node_labels = _column(nodes, o.node_label, o.nodes, "node").to_numpy(
@@ -136,5 +153,6 @@ class TableCollectionLoader(Loader):
             sources=Sources(edges=f"edge table {o.edges}", graph_index=f"node table {o.nodes}",
                             graph_labels=f"graph table {o.graphs}", edge_line=e0),
             graph_labels=labels, graph_targets=targets, node_labels=node_labels,
-            node_attributes=attrs, features=o.features, graph_ids=graph_ids,
+            node_attributes=attrs, edge_features=edge_features, features=o.features,
+            graph_ids=graph_ids,
             node_ids=_column(nodes, o.id, o.nodes, "node"), meta={"source": str(o.graphs)})

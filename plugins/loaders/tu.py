@@ -15,6 +15,7 @@ from graphflow.errors import DataError
 from graphflow.graph import GraphData
 from graphflow.graphs.build import (NodeFeatures, Sources, build_collection, features_option,
                                     max_degree_option)
+from graphflow.graphs.features import label_codes, one_hot
 from graphflow.graphs.textfile import read_numbers
 from graphflow.options import option
 
@@ -48,8 +49,9 @@ class TULoader(Loader):
 
     The result is one block-diagonal graph with ``data.graphs`` (graph ids ``1..G``, labels
     mapped to ``0..C-1``; the original values are the class names). Node labels stay in
-    ``ndata["node_label"]``, edge labels and attributes in ``edata["edge_label"]`` /
-    ``edata["edge_feat"]``. Any malformed line fails naming the file and the line.
+    ``ndata["node_label"]``, edge labels in ``edata["edge_label"]``. The edge features
+    (``edata["edge_feat"]``, what ``gine`` reads) are the edge attributes, or without them the
+    edge labels one-hot. Any malformed line fails naming the file and the line.
     """
 
     name = "tu"
@@ -109,6 +111,12 @@ class TULoader(Loader):
             where = files["graph_attributes"]
             if len(targets) != num_graphs:
                 raise DataError(f"{where} has {len(targets)} lines for {num_graphs} graphs")
+        edge_features = None  # the attributes, else the labels one-hot
+        if "edge_attributes" in opt:
+            edge_features = opt["edge_attributes"].astype(np.float32)
+        elif "edge_labels" in opt:  # bond types and the like, as node labels are
+            codes, k = label_codes(opt["edge_labels"], where=str(files["edge_labels"]))
+            edge_features = one_hot(codes, k).numpy()
         data = build_collection(
             name=o.name or o.path.name, num_nodes=n, src=edges[:, 0], dst=edges[:, 1],
             graph_of_node=indicator - 1, num_graphs=num_graphs,
@@ -116,11 +124,9 @@ class TULoader(Loader):
                             graph_labels=str(files["graph_labels"] if targets is None
                                              else files["graph_attributes"]), first_id=1),
             graph_labels=labels, graph_targets=targets, node_labels=opt.get("node_labels"),
-            node_attributes=opt.get("node_attributes"), features=o.features,
+            node_attributes=opt.get("node_attributes"), edge_features=edge_features,
+            features=o.features,
             max_degree=o.max_degree, meta={"source": str(o.path)})
         if "edge_labels" in opt:
             data.graph.edata["edge_label"] = torch.from_numpy(opt["edge_labels"][:, 0].copy())
-        if "edge_attributes" in opt:
-            data.graph.edata["edge_feat"] = torch.from_numpy(
-                opt["edge_attributes"].astype(np.float32))
         return data

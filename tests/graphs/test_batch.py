@@ -181,3 +181,21 @@ def test_the_compiled_cut_and_the_torch_calls_give_the_same_batches():
             ta, tb = a.adj.transposed(), b.adj.transposed()
             for name in ("indptr", "indices", "perm"):
                 assert torch.equal(getattr(ta, name), getattr(tb, name)), name
+
+
+def test_edge_features_are_cut_with_the_edges():
+    """The collection's edge features (CSR order) follow every batch's entries: each row is
+    the feature of the collection edge at that entry, on both cutting paths."""
+    graphs, ptr = random_collection(seed=5)
+    whole = dgl.batch(graphs)
+    whole.edata["edge_feat"] = torch.randn(whole.num_edges(), 4)
+    adj = Adjacency.from_graph(whole, feat="edge_feat")
+    batcher = GraphBatcher(adj, ptr, whole.ndata["feat"])
+    sel = torch.tensor([3, 17, 0, 9, 3])
+    for compiled in (batcher.compiled, False):
+        batcher.compiled = compiled
+        batch = batcher.batch(sel)
+        assert batch.adj.edge_feat.shape == (batch.adj.nnz, 4)
+        assert torch.equal(batch.adj.edge_feat, whole.edata["edge_feat"][batch.adj.eids])
+    plain = GraphBatcher(Adjacency.from_graph(whole), ptr, whole.ndata["feat"])
+    assert plain.batch(sel).adj.edge_feat is None

@@ -34,3 +34,23 @@ def test_an_edge_to_a_node_its_graph_lacks(tmp_path):
     with pytest.raises(DataError, match=r"edges.csv line 6: destination \(graph, node\) a, 2 "
                                         r"is not in the node table"):
         TableCollectionLoader(options).load(None)
+
+
+def test_edge_feature_columns_become_the_edge_features(tmp_path):
+    options = write(tmp_path)
+    (tmp_path / "edges.csv").write_text("graph,src,dst,bond,length\na,0,1,1,1.5\na,1,0,1,1.5\n"
+                                        "b,0,1,2,1.25\nb,1,2,1,nan\n")
+    options.edge_feature_columns = ["bond", "length"]
+    with pytest.raises(DataError, match=r"the features of the edge on edge table .*edges.csv "
+                                        r"line 5 are NaN or infinite"):
+        TableCollectionLoader(options).load(None)
+    (tmp_path / "edges.csv").write_text("graph,src,dst,bond,length\na,0,1,1,1.5\na,1,0,1,1.5\n"
+                                        "b,0,1,2,1.25\nb,1,2,1,1.0\n")
+    data = TableCollectionLoader(options).load(None)
+    src, dst = data.graph.edges()
+    feat = data.graph.edata["edge_feat"]
+    assert feat.tolist() == [[1, 1.5], [1, 1.5], [2, 1.25], [1, 1.0]]  # the table's order
+    assert (src[2].item(), dst[2].item()) == (2, 3)  # graph b's 0 -> 1
+    options.edge_feature_columns = ["graph"]
+    with pytest.raises(DataError, match=r"column 'graph' holds string, not numbers"):
+        TableCollectionLoader(options).load(None)

@@ -12,7 +12,8 @@ EXAMPLE = Path(__file__).resolve().parents[3] / "examples" / "data" / "rings_pat
 
 
 def write_tu(folder: Path, *, A="1, 2\n2, 1\n3, 4\n4, 3\n4, 5\n5, 4\n", indicator="1\n1\n2\n2\n2\n",
-             labels="1\n-1\n", node_labels=None, node_attributes=None) -> Path:
+             labels="1\n-1\n", node_labels=None, node_attributes=None, edge_labels=None,
+             edge_attributes=None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "DS_A.txt").write_text(A)
     (folder / "DS_graph_indicator.txt").write_text(indicator)
@@ -22,6 +23,10 @@ def write_tu(folder: Path, *, A="1, 2\n2, 1\n3, 4\n4, 3\n4, 5\n5, 4\n", indicato
         (folder / "DS_node_labels.txt").write_text(node_labels)
     if node_attributes is not None:
         (folder / "DS_node_attributes.txt").write_text(node_attributes)
+    if edge_labels is not None:
+        (folder / "DS_edge_labels.txt").write_text(edge_labels)
+    if edge_attributes is not None:
+        (folder / "DS_edge_attributes.txt").write_text(edge_attributes)
     return folder
 
 
@@ -39,6 +44,18 @@ def test_reads_a_collection(tmp_path):
     assert data.graph.num_edges() == 6
     assert data.graph.ndata["feat"].shape == (5, 2)  # auto: the attributes
     assert data.graph.ndata["node_label"].tolist() == [0, 1, 0, 0, 2]
+
+
+def test_edge_features_are_the_attributes_or_else_the_labels_one_hot(tmp_path):
+    labels = "2\n2\n5\n5\n1\n1\n"  # bond types, in DS_A.txt's edge order
+    g = load(write_tu(tmp_path / "a", edge_labels=labels)).graph
+    assert g.edata["edge_label"].tolist() == [2, 2, 5, 5, 1, 1]
+    assert g.edata["edge_feat"].tolist() == [[0, 1, 0], [0, 1, 0], [0, 0, 1], [0, 0, 1],
+                                             [1, 0, 0], [1, 0, 0]]
+    attrs = "".join(f"{i}, 0.5\n" for i in range(6))
+    g = load(write_tu(tmp_path / "b", edge_labels=labels, edge_attributes=attrs)).graph
+    assert g.edata["edge_feat"][:, 0].tolist() == [0, 1, 2, 3, 4, 5]
+    assert "edge_feat" not in load(write_tu(tmp_path / "c")).graph.edata
 
 
 def test_node_labels_and_degrees_one_hot(tmp_path):

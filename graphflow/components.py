@@ -105,6 +105,9 @@ class Model(Component):
     kind = "model"
     accepts_sparse: ClassVar[bool] = False
     """Whether the module's ``forward`` (and ``inference``) take ``SparseFeatures`` as ``x``."""
+    reads_edge_features: ClassVar[bool] = False
+    """Whether the module reads ``adj.edge_feat`` (edge feature vectors): the pipeline then
+    pairs it only with a task whose ``carries_edge_features`` is set."""
 
     def build(self, in_dim: int, out_dim: int) -> torch.nn.Module:
         """Return a fresh ``nn.Module`` mapping ``in_dim`` features to ``out_dim`` outputs."""
@@ -132,6 +135,10 @@ class Task(Component):
     requires_sampler: ClassVar[bool] = False
     supports_distributed: ClassVar[bool] = False
     fanout_per_layer: ClassVar[bool] = False
+    carries_edge_features: ClassVar[bool] = False
+    """Whether the adjacencies the task hands its model carry the graph's edge features
+    (``edata["edge_feat"]`` as ``adj.edge_feat``), which models with
+    ``reads_edge_features`` need."""
 
     def run(self, ctx: RunContext) -> None:
         """Train; store artifacts in ``ctx.artifacts`` and metrics with ``ctx.log_metrics``."""

@@ -368,6 +368,14 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
                           f"samplers: {', '.join(registry.names('sampler'))}")
     if cls.fanout_per_layer and spec.sample is not None and spec.model is not None:
         _check_fanouts(spec.sample, spec.model, src)
+    model_cls = spec.model.info.cls if spec.model is not None else None
+    if getattr(model_cls, "reads_edge_features", False) and not cls.carries_edge_features:
+        carriers = [n for n in registry.names("task")
+                    if getattr(registry.get("task", n).cls, "carries_edge_features", False)]
+        raise ConfigError(f"{src}: [{spec.model.section}] {spec.model.type} reads edge "
+                          f"features, which {task.type} does not carry; use it with "
+                          f"{', '.join(carriers) or 'a task that carries them'}, or use a "
+                          f"model without edge features (gin)")
     return spec
 
 

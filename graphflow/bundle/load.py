@@ -169,7 +169,15 @@ class Bundle:
         if weighted and "weight" not in data.graph.edata:
             raise DataError("the model was trained with edge_weights = true, but the new "
                             "graph has no edge weights (edata['weight'])")
-        return Adjacency.from_graph(data.graph, weight="weight" if weighted else None)
+        width = int(self.meta["inputs"].get("edge_features", 0))
+        adj = Adjacency.from_graph(data.graph, weight="weight" if weighted else None,
+                                   feat="edge_feat" if width else None)
+        got = 0 if adj.edge_feat is None else int(adj.edge_feat.shape[1])
+        if got != width:
+            raise DataError(f"the model was trained with edge features {width} wide, but the "
+                            f"new graph's (edata['edge_feat']) are {got or 'absent'}; load it "
+                            f"as the training data was loaded")
+        return adj
 
     def inputs(self, data: GraphData) -> tuple[Adjacency, Features]:
         """``(adj, x)`` for the model's ``forward`` / ``inference`` on ``data`` (already

@@ -87,6 +87,7 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
             "in_dim": int(in_dim),
             "feature_columns": data.meta.get("feature_columns"),
             "edge_weights": bool(getattr(options, "edge_weights", False)),
+            "edge_features": int(info.get("edge_features", 0)),
             "sparse_threshold": getattr(options, "sparse_threshold", 0.0),
             "inference_batch_size": _inference_batch(task, ctx),
         },

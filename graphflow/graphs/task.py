@@ -48,6 +48,9 @@ from graphflow.train.loop import stage_files
 from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
                                   options_record)
 
+EDGE_FEAT = "edge_feat"
+"""The ``edata`` field whose (E, D) rows travel with a collection's edges."""
+
 Monitor = Literal["auto", "val_loss", "val_acc", "val_roc_auc", "val_mae", "val_rmse"]
 
 
@@ -116,6 +119,7 @@ class GraphTask(SupervisedTask):
     (:meth:`_kind`)."""
 
     level = "graph"
+    carries_edge_features = True  # a collection's edata["edge_feat"], cut into every batch
     #: Minibatches of whole graphs: the core policy's ``sampled`` split, whose workers cut
     #: the next batches while the model trains (inline below 4 cores; docs/cores.md).
     workload = "sampled"
@@ -139,7 +143,9 @@ class GraphTask(SupervisedTask):
             raise DataError(f"graph classification needs at least 2 classes, the labels of "
                             f'"{data.name}" have {out_dim}')
         x = self.node_features(ctx).to(ctx.device)  # (N, F), the features option
-        adj = Adjacency.from_graph(data.graph, device=ctx.device)
+        # edge features (edata["edge_feat"]) travel with the adjacency, cut into every batch,
+        # for the layers that read them (gine); the others ignore them
+        adj = Adjacency.from_graph(data.graph, device=ctx.device, feat=EDGE_FEAT)
         batcher = GraphBatcher(adj, graphs.graph_ptr, x)
         return Inputs(data=data, graphs=graphs, batcher=batcher, labels=labels.to(ctx.device),
                       objective=GraphObjective(kind, int(out_dim),
@@ -351,8 +357,14 @@ class GraphTask(SupervisedTask):
                         "hidden": self.options.hidden, "readout": self.options.readout,
                         "classes": inputs.graphs.classes,
                         "in_dim": int(inputs.batcher.x.shape[1]),
+                        "edge_features": edge_width(inputs.batcher.adj),
                         "target_kind": inputs.objective.kind,
                         "loss": inputs.objective.regression_loss}
+
+
+def edge_width(adj: Adjacency) -> int:
+    """The width of the edge features ``adj`` carries (0: none)."""
+    return 0 if adj.edge_feat is None else int(adj.edge_feat.shape[1])
 
 
 def _cutters(ctx: RunContext) -> dict[str, int]:

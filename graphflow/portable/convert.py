@@ -24,6 +24,7 @@ from graphflow.errors import ConfigError
 from graphflow.nn.gat import GATConv
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.gin import GINConv
+from graphflow.nn.gine import GINEConv
 from graphflow.nn.sage import SAGEConv
 from graphflow.nn.sgc import SGConv
 from graphflow.nn.stack import GNNStack
@@ -174,6 +175,13 @@ def _gin(conv: GINConv, name: str, inputs: str) -> nn.Module:
     return PortableGIN(conv.eps, mlp)
 
 
+def _gine(conv: GINEConv, name: str, inputs: str) -> nn.Module:
+    # registered so that GIN's twin (its base class) is not taken: it would drop the edges'
+    # features without a word
+    raise Unsupported(f"{_describe(conv, name)} reads edge features, which the portable "
+                      f"inputs do not carry; {FALLBACK}")
+
+
 def _sgc(conv: SGConv, name: str, inputs: str) -> nn.Module:
     if inputs == "block" and conv.k != 1:
         raise Unsupported(f"{name} (SGConv with k = {conv.k}) has no block form: "
@@ -198,6 +206,7 @@ def _gat(conv: GATConv, name: str, inputs: str, merge: str = "concat") -> nn.Mod
 register_twin(GCNConv, _gcn)
 register_twin(SAGEConv, _sage)
 register_twin(GINConv, _gin)
+register_twin(GINEConv, _gine)
 register_twin(SGConv, _sgc)
 
 

@@ -155,6 +155,29 @@ def test_graph_bundle_predicts_per_graph(cli, tmp_path):
     assert ours == (tmp_path / "run" / "predictions.csv").read_text()
 
 
+def test_a_gine_bundle_carries_the_edge_features_and_asks_for_them(cli, tmp_path):
+    example = EXAMPLES / "tu_bond_types.toml"
+    code, out, err = cli("run", example, "--out-dir", tmp_path / "run", "--quiet")
+    assert code == 0, err
+    code, out, err = cli("predict", tmp_path / "run", "--data", example, "--format", "csv",
+                         "--quiet")
+    assert code == 0, err
+    ours = (tmp_path / "run" / "predict" / "predictions.csv").read_text()
+    assert ours == (tmp_path / "run" / "predictions.csv").read_text()
+    bonds = tmp_path / "bonds"  # the same rings without their bond types
+    bonds.mkdir()
+    for f in (EXAMPLES / "data" / "bond_types").glob("BT_*.txt"):
+        if f.name != "BT_edge_labels.txt":
+            (bonds / f.name).write_text(f.read_text())
+    plain = tmp_path / "plain.toml"
+    plain.write_text(example.read_text().replace('"data/bond_types"', f'"{bonds.as_posix()}"'))
+    code, out, err = cli("predict", tmp_path / "run", "--data", plain, "--quiet")
+    assert code == 1
+    assert "trained with edge features 2 wide, but the new graph's (edata['edge_feat']) are " \
+           "absent" in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+
+
 def test_bad_input_is_one_line(node_run, cli, tmp_path):
     def fails(*args: object) -> str:
         code, out, err = cli("predict", *args, "--quiet")

@@ -19,6 +19,22 @@ def test_tu_example_runs(cli, tmp_path):
     assert pacsv.read_csv(tmp_path / "predictions.csv").num_rows == 24
 
 
+def test_bond_types_need_the_edge_features(cli, tmp_path):
+    """The classes differ only in their bond types: gine reads them and separates the classes,
+    gin (node features and structure) stays at chance."""
+    example = EXAMPLES / "tu_bond_types.toml"
+    code, out, err = cli("run", example, "--out-dir", tmp_path / "gine")
+    assert code == 0, err
+    record = json.loads((tmp_path / "gine" / "run.json").read_text())
+    assert record["metrics"]["test_acc"] == 1.0 and record["metrics"]["val_acc"] == 1.0
+    assert pacsv.read_csv(tmp_path / "gine" / "predictions.csv").num_rows == 24
+    code, out, err = cli("run", example, "--out-dir", tmp_path / "gin", "--set",
+                         "model.type=gin")
+    assert code == 0, err
+    record = json.loads((tmp_path / "gin" / "run.json").read_text())
+    assert record["metrics"]["train_acc"] == 0.5  # one output for both classes' graphs
+
+
 @pytest.mark.slow
 def test_mutag_gin_reaches_the_paper(cli, tmp_path, mutag_root):
     code, out, err = cli("run", EXAMPLES / "mutag_gin.toml", "--out-dir", tmp_path,

@@ -190,3 +190,15 @@ def test_validate_names_the_section_of_a_bad_opset(cli, tmp_path):
     assert code == 1
     assert err.strip().endswith("[export.0] onnx: opset must lie in 16..20 (scatter_add needs "
                                 "ScatterElements with a reduction, opset 16), got 12")
+
+
+@pytest.mark.parametrize("export,fmt", [(export_onnx, "ONNX"), (export_torchscript, "TorchScript")])
+def test_gine_is_refused_rather_than_exported_as_its_gin_base(tmp_path, export, fmt):
+    """GINEConv subclasses GINConv; GIN's twin would drop the edge features silently."""
+    from graphflow.nn.gine import GINEConv
+
+    stack = GNNStack([GINEConv(nn.Linear(5, 3), nn.Linear(2, 5))], [5, 3], dropout=0.0).eval()
+    with pytest.raises(Unsupported, match=rf"cannot export the model to {fmt}: layers.0 "
+                                          r"\(GINEConv, .*reads edge features.*type = \"pt\""):
+        export(stack, tmp_path / "m.out")
+    assert _nothing_written(tmp_path)

@@ -190,6 +190,29 @@ type = "graph_classification"
     assert error_lines(err) == 1
 
 
+@pytest.mark.parametrize("task", ["node_classification", "link_prediction"])
+@pytest.mark.parametrize("command", ["validate", "run"])
+def test_a_model_reading_edge_features_needs_a_task_that_carries_them(cli, tmp_path, task,
+                                                                        command):
+    path = tmp_path / "p.toml"
+    path.write_text(f"""
+[load]
+type = "synthetic"
+[model]
+type = "gine"
+[train]
+type = "{task}"
+""")
+    code, out, err = cli(command, path, *(("--out-dir", tmp_path / "out") if command == "run"
+                                          else ()))
+    assert code == 1
+    assert (f"[model] gine reads edge features, which {task} does not carry; use it with "
+            f"graph_classification, graph_regression, or use a model without edge features "
+            f"(gin)") in err
+    assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
 def test_a_transform_that_changes_the_node_set_is_refused(cli, tmp_path):
     path = tmp_path / "p.toml"
     path.write_text(pipeline(epochs=1) + '\n[[transform]]\ntype = "largest_component"\n')

@@ -7,9 +7,10 @@ with graphflow's dense products (:mod:`graphflow.sparse.gemm`), for the MLPs ins
 from graphflow.nn.gat import GATConv, gat_attention
 from graphflow.nn.gcn import GCNConv, gcn_conv
 from graphflow.nn.gin import GINConv, gin_aggregate
+from graphflow.nn.gine import GINEConv, gine_aggregate
 from graphflow.nn.linear import Linear
 from graphflow.nn.sage import SAGEConv, sage_conv
 from graphflow.nn.sgc import SGConv, propagate
 
 __all__ = ["GCNConv", "gcn_conv", "SAGEConv", "sage_conv", "GATConv", "gat_attention",
-           "SGConv", "propagate", "GINConv", "gin_aggregate", "Linear"]
+           "SGConv", "propagate", "GINConv", "gin_aggregate", "GINEConv", "gine_aggregate", "Linear"]

@@ -6,7 +6,7 @@ from torch import nn
 
 from graphflow.compat.dgl import dgl
 from graphflow.errors import DataError
-from graphflow.nn.gine import GINEConv
+from graphflow.nn import GINEConv
 
 
 def with_edges(case, feat: torch.Tensor):

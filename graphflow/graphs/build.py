@@ -91,8 +91,12 @@ def build_collection(*, name: str, num_nodes: int, src: np.ndarray, dst: np.ndar
                               .reshape(len(src), -1).copy())
         bad = (~torch.isfinite(ef)).any(1).nonzero()
         if bad.numel():
-            raise DataError(f"the features of the edge on {sources.edges} line "
-                            f"{int(bad[0, 0]) + sources.edge_line} are NaN or infinite")
+            i = int(bad[0, 0])
+            edge = (f"the edge on {sources.edges} line {i + sources.edge_line}"
+                    if sources.edge_line > 0 else
+                    f"edge {int(src[i]) + sources.first_id} -> {int(dst[i]) + sources.first_id} "
+                    f"of {sources.edges}")
+            raise DataError(f"the features of {edge} are NaN or infinite")
         g.edata["edge_feat"] = ef
     codes, k = (None, 0)
     if node_labels is not None:

@@ -26,6 +26,8 @@ class DglCollectionOptions:
                                    "labels dict (DGL's examples use \"glabel\").")
     feat: str = option("feat", 'Node data key of the features ("" for none).')
     node_labels: str = option("", 'Node data key of node labels to use one-hot ("" for none).')
+    edge_feat: str = option("feat", 'Edge data key of the edge features, used when the graphs '
+                                    'have it ("" for none): what gine reads.')
     features: NodeFeatures = option(
         "auto", 'Node features: "attributes" (the feat key), "labels" (node_labels one-hot), '
                 '"both", "degree", "none", or "auto".')
@@ -72,6 +74,7 @@ class DglCollectionLoader(Loader):
         y = labels[o.labels]
         feat = whole.ndata.get(o.feat) if o.feat else None
         nl = whole.ndata.get(o.node_labels) if o.node_labels else None
+        ef = whole.edata.get(o.edge_feat) if o.edge_feat else None
         return build_collection(
             name=o.path.stem, num_nodes=whole.num_nodes(), src=src, dst=dst,
             graph_of_node=np.repeat(np.arange(len(graphs)), sizes), num_graphs=len(graphs),
@@ -83,6 +86,8 @@ class DglCollectionLoader(Loader):
             node_labels=None if nl is None else nl.numpy(),
             node_attributes=None if feat is None else feat.float().reshape(
                 whole.num_nodes(), -1).numpy(),
+            edge_features=None if ef is None else ef.float().reshape(
+                whole.num_edges(), -1).numpy(),
             features=o.features, meta={"source": str(o.path)})
 
 

@@ -27,6 +27,8 @@ class NetworkxCollectionOptions:
     targets: bool = option(False, "Read the labels as float regression targets.")
     node_label: str = option("", 'Node attribute of node labels, used one-hot ("" for none).')
     feat: str = option("", 'Node attribute of numeric node features ("" for none).')
+    edge_feat: str = option("", 'Edge attribute of numeric edge features, a number or a list '
+                                '(edata["edge_feat"], read by gine; "" for none).')
     features: NodeFeatures = option(
         "auto", 'Node features: "attributes" (feat), "labels" (node_label one-hot), "both", '
                 '"degree", "none", or "auto".')
@@ -64,5 +66,5 @@ class NetworkxCollectionLoader(Loader):
                                 f"({first_line(exc)})") from None
         return from_networkx(graphs, label=o.label, targets=o.targets,
                              node_label=o.node_label or None, feat=o.feat or None,
-                             features=o.features, graph_ids=[f.stem for f in files],
+                             edge_feat=o.edge_feat or None, features=o.features, graph_ids=[f.stem for f in files],
                              name=o.path.name, where=str(o.path))

@@ -63,7 +63,11 @@ class GINModel(Model):
         layers = []
         for i in range(n):
             inner = dims[i + 1] if i < n - 1 else dims[i]
-            layers.append(GINConv(mlp(dims[i], inner, dims[i + 1], o.mlp_layers, o.mlp_norm),
-                                  eps=o.eps, learn_eps=o.learn_eps))
+            layers.append(self.layer(mlp(dims[i], inner, dims[i + 1], o.mlp_layers,
+                                         o.mlp_norm), dims[i]))
         return GNNStack(layers, dims, activation=o.activation, dropout=o.dropout,
                         input_dropout=o.input_dropout, norm=o.norm, residual=o.residual)
+
+    def layer(self, h: nn.Module, in_width: int) -> nn.Module:
+        """One message-passing layer around the MLP ``h`` (its input ``in_width`` wide)."""
+        return GINConv(h, eps=self.options.eps, learn_eps=self.options.learn_eps)

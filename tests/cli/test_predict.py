@@ -143,27 +143,26 @@ def test_link_bundle_scores_pairs_as_the_run_did(cli, tmp_path):
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
-def test_graph_bundle_predicts_per_graph(cli, tmp_path):
-    example = EXAMPLES / "tu_rings_paths.toml"
-    code, out, err = cli("run", example, "--out-dir", tmp_path / "run", "--quiet",
-                         "--set", "train.epochs=2")
+def predicts_what_it_trained_on(cli, tmp_path, example: Path, *args: str) -> None:
+    """Train ``example`` into ``tmp_path / "run"``; its bundle predicts the same per-graph
+    rows on the same data as the run exported."""
+    code, out, err = cli("run", example, "--out-dir", tmp_path / "run", "--quiet", *args)
     assert code == 0, err
     code, out, err = cli("predict", tmp_path / "run", "--data", example, "--format", "csv",
                          "--quiet")
     assert code == 0, err
     ours = (tmp_path / "run" / "predict" / "predictions.csv").read_text()
     assert ours == (tmp_path / "run" / "predictions.csv").read_text()
+
+
+def test_graph_bundle_predicts_per_graph(cli, tmp_path):
+    predicts_what_it_trained_on(cli, tmp_path, EXAMPLES / "tu_rings_paths.toml",
+                                "--set", "train.epochs=2")
 
 
 def test_a_gine_bundle_carries_the_edge_features_and_asks_for_them(cli, tmp_path):
     example = EXAMPLES / "tu_bond_types.toml"
-    code, out, err = cli("run", example, "--out-dir", tmp_path / "run", "--quiet")
-    assert code == 0, err
-    code, out, err = cli("predict", tmp_path / "run", "--data", example, "--format", "csv",
-                         "--quiet")
-    assert code == 0, err
-    ours = (tmp_path / "run" / "predict" / "predictions.csv").read_text()
-    assert ours == (tmp_path / "run" / "predictions.csv").read_text()
+    predicts_what_it_trained_on(cli, tmp_path, example)
     bonds = tmp_path / "bonds"  # the same rings without their bond types
     bonds.mkdir()
     for f in (EXAMPLES / "data" / "bond_types").glob("BT_*.txt"):

@@ -144,8 +144,11 @@ class GraphTask(SupervisedTask):
                             f'"{data.name}" have {out_dim}')
         x = self.node_features(ctx).to(ctx.device)  # (N, F), the features option
         # edge features (edata["edge_feat"]) travel with the adjacency, cut into every batch,
-        # for the layers that read them (gine); the others ignore them
-        adj = Adjacency.from_graph(data.graph, device=ctx.device, feat=EDGE_FEAT)
+        # for a model that reads them (gine); for the others they stay behind (no per-batch
+        # gather, and their bundles ask new data for none)
+        reads = bool(getattr(ctx.model, "reads_edge_features", False))
+        adj = Adjacency.from_graph(data.graph, device=ctx.device,
+                                   feat=EDGE_FEAT if reads else None)
         batcher = GraphBatcher(adj, graphs.graph_ptr, x)
         return Inputs(data=data, graphs=graphs, batcher=batcher, labels=labels.to(ctx.device),
                       objective=GraphObjective(kind, int(out_dim),

@@ -175,6 +175,12 @@ def test_a_gine_bundle_carries_the_edge_features_and_asks_for_them(cli, tmp_path
     assert "trained with edge features 2 wide, but the new graph's (edata['edge_feat']) are " \
            "absent" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+    # a model that does not read edge features trains without them and asks for none
+    code, out, err = cli("run", example, "--out-dir", tmp_path / "gin", "--quiet", "--set",
+                         "model.type=gin", "--set", "train.epochs=2")
+    assert code == 0, err
+    code, out, err = cli("predict", tmp_path / "gin", "--data", plain, "--quiet")
+    assert code == 0, err
 
 
 def test_bad_input_is_one_line(node_run, cli, tmp_path):

@@ -24,6 +24,13 @@ sides on the same folds (graphflow.graphs.folds, seed 0).
     python benchmarks/graph_classification.py --graphs 20000 --epochs 1 --mutag-epochs 50
     python benchmarks/graph_classification.py --graphs 20000 --min-nodes 2 --max-nodes 5 \
         --skip-quality   # small graphs: each batch's fixed cost
+    python benchmarks/graph_classification.py --edge-features 4   # GINE on both sides
+
+With ``--edge-features D`` every generated edge gets a random one-hot type of D (both
+directions the same) and both sides train GINE instead (Hu et al. 2020: the same network with
+``ReLU(h_j + W_l e_ji + b_l)`` messages, one linear map per layer from the edge features):
+graphflow's ``gine`` model plugin against ``dgl.nn.GINEConv`` with the same per-layer maps.
+MUTAG has no edge features, so the quality part is skipped then.
 
 After the epochs, the dense products of 16 of graphflow's batches (``--product-batches``)
 are recorded and run again alone (:mod:`benchmarks.products`): ``parts`` in the JSON gives
@@ -60,6 +67,7 @@ from graphflow.graphs.model import GraphModel  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
+from graphflow_plugins.models.gine import GINEModel  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
 from benchmarks.products import RecordProducts, replay  # noqa: E402
@@ -70,12 +78,13 @@ GOAL = 2.0
 
 
 # --------------------------------------------------------------------------- data
-def generate(num_graphs: int, seed: int, min_nodes: int = 10, max_nodes: int = 100
-             ) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
+def generate(num_graphs: int, seed: int, min_nodes: int = 10, max_nodes: int = 100,
+             edge_types: int = 0) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
     """(block-diagonal graph with feat, graph_ptr, labels): sizes ``min_nodes..max_nodes``
     (uniform), 2 random undirected edges per node inside its graph; the label is whether the
     graph has more than the middle size's nodes (55 by default: a size question the readout
-    must answer)."""
+    must answer). With ``edge_types``, ``edata["edge_feat"]`` is a random one-hot type per
+    undirected edge (the same both ways)."""
     gen = torch.Generator().manual_seed(seed)
     sizes = torch.randint(min_nodes, max_nodes + 1, (num_graphs,), generator=gen)
     ptr = torch.zeros(num_graphs + 1, dtype=torch.int64)
@@ -88,6 +97,9 @@ def generate(num_graphs: int, seed: int, min_nodes: int = 10, max_nodes: int = 1
     b = ptr[owner] + (torch.rand(m, generator=gen) * sizes[owner]).long()
     g = dgl.graph((torch.cat([a, b]), torch.cat([b, a])), num_nodes=n)
     g.ndata["feat"] = torch.randn(n, 16, generator=gen)
+    if edge_types:
+        kind = torch.randint(edge_types, (m,), generator=gen).repeat(2)  # (2m,) both ways
+        g.edata["edge_feat"] = F.one_hot(kind, edge_types).float()
     return g, ptr, (sizes > (min_nodes + max_nodes) // 2).long()
 
 
@@ -112,6 +124,8 @@ def split_graphs(g: dgl.DGLGraph, ptr: torch.Tensor) -> list[dgl.DGLGraph]:
     order = torch.argsort(owner, stable=True)
     sub = dgl.graph((src[order], dst[order]), num_nodes=g.num_nodes())
     sub.ndata["feat"] = g.ndata["feat"]
+    if "edge_feat" in g.edata:
+        sub.edata["edge_feat"] = g.edata["edge_feat"][order]
     sub.set_batch_num_nodes(ptr[1:] - ptr[:-1])
     sub.set_batch_num_edges(torch.bincount(owner, minlength=ptr.shape[0] - 1))
     graphs = dgl.unbatch(sub)
@@ -121,24 +135,33 @@ def split_graphs(g: dgl.DGLGraph, ptr: torch.Tensor) -> list[dgl.DGLGraph]:
 
 
 # --------------------------------------------------------------------------- models
-def graphflow_model(in_dim: int, classes: int, probe) -> GraphModel:
-    encoder = GINModel(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0)) \
+def graphflow_model(in_dim: int, classes: int, probe, edges: bool = False) -> GraphModel:
+    """graphflow's ``gin`` (or, with ``edges``, ``gine``) plugin's stack in a GraphModel."""
+    kind = GINEModel if edges else GINModel
+    encoder = kind(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0)) \
         .build(in_dim, HIDDEN)
     return GraphModel.probe(encoder, probe, "all", classes, pooling="sum", dropout=0.5)
 
 
 class DGLGIN(nn.Module):
-    """The same network with DGL's layers: GINConv (sum, eps 0) + SumPooling."""
+    """The same network with DGL's layers: GINConv (sum, eps 0) + SumPooling; with
+    ``edge_dim``, GINEConv with a linear map per layer from the edge features to the layer's
+    input width (as graphflow's ``gine``)."""
 
-    def __init__(self, in_dim: int, classes: int):
+    def __init__(self, in_dim: int, classes: int, edge_dim: int = 0):
         super().__init__()
-        GINConv, SumPooling = dgl.nn.GINConv, dgl.nn.SumPooling
+        GINConv, GINEConv, SumPooling = dgl.nn.GINConv, dgl.nn.GINEConv, dgl.nn.SumPooling
 
         dims = [in_dim] + [HIDDEN] * LAYERS
-        self.convs = nn.ModuleList(
-            GINConv(nn.Sequential(nn.Linear(dims[i], dims[i + 1]), nn.ReLU(),
-                                  nn.Linear(dims[i + 1], dims[i + 1])), "sum")
-            for i in range(LAYERS))
+
+        def mlp(i: int) -> nn.Module:
+            return nn.Sequential(nn.Linear(dims[i], dims[i + 1]), nn.ReLU(),
+                                 nn.Linear(dims[i + 1], dims[i + 1]))
+
+        self.convs = nn.ModuleList(GINEConv(mlp(i)) if edge_dim else GINConv(mlp(i), "sum")
+                                   for i in range(LAYERS))
+        self.edges = nn.ModuleList(nn.Linear(edge_dim, dims[i])
+                                   for i in range(LAYERS if edge_dim else 0))
         self.norms = nn.ModuleList(nn.BatchNorm1d(HIDDEN) for _ in range(LAYERS - 1))
         self.heads = nn.ModuleList(nn.Linear(d, classes) for d in dims)
         self.pool = SumPooling()
@@ -147,7 +170,7 @@ class DGLGIN(nn.Module):
     def forward(self, g: dgl.DGLGraph, h: torch.Tensor) -> torch.Tensor:
         outs = [h]
         for i, conv in enumerate(self.convs):
-            h = conv(g, h)
+            h = conv(g, h, self.edges[i](g.edata["edge_feat"])) if self.edges else conv(g, h)
             if i < LAYERS - 1:
                 h = F.relu(self.norms[i](h))
             outs.append(h)
@@ -159,12 +182,14 @@ class GraphflowSide:
     name = "graphflow"
 
     def __init__(self, g, ptr, labels, classes, seed, workers: int = 0):
-        self.batcher = GraphBatcher(Adjacency.from_graph(g), ptr, g.ndata["feat"])
+        edges = "edge_feat" in g.edata
+        adj = Adjacency.from_graph(g, feat="edge_feat" if edges else None)
+        self.batcher = GraphBatcher(adj, ptr, g.ndata["feat"])
         self.workers = workers  # background threads cutting the batches (0: inline)
         self.labels = labels
         torch.manual_seed(seed)
         self.model = graphflow_model(g.ndata["feat"].shape[1], classes,
-                                     self.batcher.batch(torch.tensor([0])))
+                                     self.batcher.batch(torch.tensor([0])), edges)
         self.opt = make_optimizer("adam", self.model, lr=LR, weight_decay=0.0)
         self.gen = torch.Generator().manual_seed(seed)
 
@@ -196,7 +221,9 @@ class DGLSide:
     def __init__(self, graphs, labels, classes, seed):
         self.graphs, self.labels = graphs, labels
         torch.manual_seed(seed)
-        self.model = DGLGIN(graphs[0].ndata["feat"].shape[1], classes)
+        edge = graphs[0].edata.get("edge_feat")
+        self.model = DGLGIN(graphs[0].ndata["feat"].shape[1], classes,
+                            0 if edge is None else int(edge.shape[1]))
         self.opt = make_optimizer("adam", self.model, lr=LR, weight_decay=0.0)  # the same Adam
         self.seed = seed
 
@@ -239,9 +266,10 @@ def set_lr(side, epoch: int) -> None:
 
 # --------------------------------------------------------------------------- runs
 def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
-          sizes: tuple[int, int] = (10, 100), product_batches: int = 16) -> dict:
+          sizes: tuple[int, int] = (10, 100), product_batches: int = 16,
+          edge_types: int = 0) -> dict:
     t = time.perf_counter()
-    g, ptr, labels = generate(num_graphs, seed, *sizes)
+    g, ptr, labels = generate(num_graphs, seed, *sizes, edge_types=edge_types)
     graphs = split_graphs(g, ptr)
     print(f"generated {num_graphs:,} graphs, {g.num_nodes():,} nodes, {g.num_edges():,} "
           f"edges in {time.perf_counter() - t:.1f} s", file=sys.stderr)
@@ -258,6 +286,7 @@ def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
                   file=sys.stderr)
     best = {k: min(v) for k, v in times.items()}
     out = {"graphs": num_graphs, "graph_nodes": list(sizes), "nodes": g.num_nodes(),
+           "model": "gine" if edge_types else "gin", "edge_features": edge_types,
            "edges": g.num_edges(), "batching_ms": cutting,
            "batching_ratio": cutting["dgl"] / cutting["graphflow"],
            "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
@@ -369,6 +398,9 @@ def main() -> None:
     p.add_argument("--product-batches", type=int, default=16,
                    help="graphflow batches whose dense products are recorded and run alone "
                         "after the epochs, for the ceiling line (default 16; 0: none)")
+    p.add_argument("--edge-features", type=int, default=0, metavar="D",
+                   help="give every generated edge a random one-hot type of D and train GINE "
+                        "on both sides (graphflow's gine, DGL's GINEConv); default 0: GIN")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-quality", action="store_true")
     p.add_argument("--workers", type=int, default=0,
@@ -382,6 +414,8 @@ def main() -> None:
         p.error(f"--workers must be at least 0, got {a.workers}")
     if a.product_batches < 0:
         p.error(f"--product-batches must be at least 0, got {a.product_batches}")
+    if a.edge_features < 0:
+        p.error(f"--edge-features must be at least 0, got {a.edge_features}")
     if not 1 <= a.min_nodes <= a.max_nodes:
         p.error(f"need 1 <= --min-nodes <= --max-nodes, got {a.min_nodes} and {a.max_nodes}")
     malloc = allocator.apply(a.allocator)["allocator"]
@@ -392,8 +426,11 @@ def main() -> None:
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result["workers"] = a.workers
     result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes),
-                        a.product_batches))
-    if not a.skip_quality and a.mutag.exists():
+                        a.product_batches, a.edge_features))
+    if a.edge_features and not a.skip_quality:
+        print("MUTAG has no edge features: the quality part is skipped with --edge-features",
+              file=sys.stderr)
+    elif not a.skip_quality and a.mutag.exists():
         result["mutag"] = quality(a.mutag, a.mutag_epochs, a.seed)
     print(f"ratio (DGL / graphflow epoch time): {result['ratio']:.2f}", file=sys.stderr)
     print(json.dumps(result))

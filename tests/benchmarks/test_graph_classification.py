@@ -46,7 +46,21 @@ def test_graph_sizes_are_chosen_and_recorded():
     assert "parts" not in result  # --product-batches 0: no products replayed
 
 
+def test_edge_features_train_gine_on_both_sides():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
+                           "--graphs", "200", "--epochs", "1", "--threads", "1",
+                           "--edge-features", "3", "--product-batches", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["model"] == "gine" and result["edge_features"] == 3
+    assert result["ratio"] > 0 and result["parts"]["product_calls"] > 0
+    assert "mutag" not in result  # MUTAG has no edge features
+    assert "quality part is skipped with --edge-features" in done.stderr
+
+
 @pytest.mark.parametrize("args, message", [
+    (["--edge-features", "-2"], "--edge-features must be at least 0, got -2"),
     (["--min-nodes", "9", "--max-nodes", "3"], "need 1 <= --min-nodes <= --max-nodes, got 9 and 3"),
     (["--product-batches", "-1"], "--product-batches must be at least 0, got -1"),
 ])

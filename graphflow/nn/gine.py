@@ -5,12 +5,11 @@ Networks", ICLR 2020 (https://arxiv.org/abs/1905.12265); PyG ``GINEConv``, DGL `
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from graphflow.errors import DataError
 from graphflow.nn.gin import GINConv
-from graphflow.sparse import Adjacency, edge_sum
+from graphflow.sparse import Adjacency, edge_gather, edge_sum
 from graphflow.sparse.features import Features, to_dense
 
 
@@ -19,11 +18,13 @@ def gine_aggregate(adj: Adjacency, x: torch.Tensor, edge: torch.Tensor,
     r"""``(1 + eps) x_i + sum_{j in N(i)} ReLU(x_j + e_ji)``: (num_src, F), (nnz, F) ->
     (num_dst, F); ``edge`` in CSR order.
 
-    The messages are per edge, (nnz, F): one gather of the sources, one add, one ReLU, then
-    :func:`~graphflow.sparse.edge_sum` into the destinations. Memory O(nnz * F), no dense
-    (num_dst, num_src) matrix.
+    The messages are per edge, (nnz, F): the sources' rows (:func:`~graphflow.sparse.
+    edge_gather`), the add and the ReLU in place on them (the gather's backward does not read
+    its output; ReLU's reads only its own), then :func:`~graphflow.sparse.edge_sum` into the
+    destinations. Both run the SpMM kernel in one direction and a gather in the other, so no
+    pass scatters into rows. Memory O(nnz * F), no dense (num_dst, num_src) matrix.
     """
-    messages = F.relu(x.index_select(0, adj.indices) + edge)  # (nnz, F)
+    messages = edge_gather(adj, x).add_(edge).relu_()  # (nnz, F)
     out = edge_sum(adj, messages)  # (num_dst, F), fresh
     own = x if x.shape[0] == adj.num_dst else x[: adj.num_dst]  # (num_dst, F)
     if isinstance(eps, torch.Tensor):  # a learnt epsilon: its gradient needs the product

@@ -352,22 +352,84 @@ def csr_matmul(a: KernelCSR, x: torch.Tensor, num_rows: int) -> torch.Tensor:
                            per_sample_weights=a.values, include_last_offset=True)
 
 
+def edge_gather(adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+    """``x[adj.indices]``: each entry's source row, (num_src, *) -> (nnz, *), in CSR order.
+
+    The start of a per-edge message (GINE's ``x_j + e_ji``). The gradient of ``x`` sums each
+    source's entries through ``A^T``'s CSR (:func:`csr_matmul` on the transposed positions:
+    parallel over sources), not by a scatter into ``x``'s rows. The result is a fresh tensor
+    that its backward does not read, so a caller may update it in place.
+    """
+    _check_edges_of(adj, x, "edge_gather", "x", adj.num_src)
+    return _EdgeGather.apply(adj, x)
+
+
 def edge_sum(adj: Adjacency, messages: torch.Tensor) -> torch.Tensor:
     """``out[i] = sum of messages[e] over A's entries e in row i``: (nnz, *) -> (num_dst, *).
 
     For messages that depend on the edge, not only on its source (GINE's
-    ``ReLU(x_j + e_ji)``), which :func:`spmm` cannot express. ``messages`` is in CSR order;
-    one ``index_add`` into the rows, with gradients to every message (a gather of the rows'
-    gradients), memory O(nnz * F).
+    ``ReLU(x_j + e_ji)``), which :func:`spmm` cannot express. ``messages`` is in CSR order, so
+    each row's messages are contiguous: the sum is the SpMM kernel (:func:`csr_matmul`) over
+    the entries' own positions, parallel over rows; the gradient of a message is its row's
+    (a gather). Memory O(nnz * F).
     """
-    if messages.shape[0] != adj.nnz:
-        raise DataError(f"edge_sum: {messages.shape[0]} messages for an adjacency of "
-                        f"{adj.nnz} entries")
-    if not _same_device(messages.device, adj.device):
-        raise DeviceError(f"edge_sum: messages on {messages.device}, adjacency on "
-                          f"{adj.device}; move both to one device")
-    out = messages.new_zeros((adj.num_dst, *messages.shape[1:]))
-    return out.index_add_(0, adj.row_index, messages)
+    _check_edges_of(adj, messages, "edge_sum", "messages", adj.nnz)
+    return _EdgeSum.apply(adj, messages)
+
+
+def _check_edges_of(adj: Adjacency, t: torch.Tensor, fn: str, what: str, rows: int) -> None:
+    if t.shape[0] != rows:
+        raise DataError(f"{fn}: {t.shape[0]} rows of {what} for an adjacency that needs "
+                        f"{rows}")
+    if not _same_device(t.device, adj.device):
+        raise DeviceError(f"{fn}: {what} on {t.device}, adjacency on {adj.device}; move both "
+                          f"to one device")
+
+
+def _edge_index(adj: Adjacency, transpose: bool) -> KernelCSR:
+    """The kernel's CSR whose entries are A's CSR positions: ``(indptr, arange(nnz))`` for
+    A's rows, ``(indptr of A^T, perm)`` for A^T's; int32 when they fit, cached."""
+    def build() -> KernelCSR:
+        if transpose:
+            t = adj.transposed()
+            indptr, pos = t.indptr, t.perm
+        else:
+            indptr = adj.indptr
+            pos = torch.arange(adj.nnz, dtype=torch.int64, device=adj.device)
+        if adj.nnz < 2**31 - 1:
+            indptr, pos = indptr.int(), pos.int()
+        return KernelCSR(indptr, pos, None)
+
+    return adj.cached(("edge_index", transpose), build)  # type: ignore[return-value]
+
+
+class _EdgeGather(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.adj, ctx.shape = adj, x.shape
+        return x.detach().index_select(0, adj.indices)  # (nnz, *)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        adj: Adjacency = ctx.adj
+        flat = grad.reshape(grad.shape[0], -1)  # (nnz, prod(*))
+        out = csr_matmul(_edge_index(adj, transpose=True), flat, adj.num_src)
+        return None, out.reshape(ctx.shape)
+
+
+class _EdgeSum(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, adj: Adjacency, messages: torch.Tensor) -> torch.Tensor:  # type: ignore[override]
+        ctx.adj = adj
+        flat = messages.reshape(messages.shape[0], -1)  # (nnz, prod(*))
+        out = csr_matmul(_edge_index(adj, transpose=False), flat, adj.num_dst)
+        # (nnz, F) messages give the kernel's fresh tensor, which callers may update in
+        # place (GINE adds the own term); other shapes a view of it
+        return out if messages.dim() == 2 else out.reshape(adj.num_dst, *messages.shape[1:])
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        return None, grad.index_select(0, ctx.adj.row_index)  # (nnz, *)
 
 
 def sddmm(adj: Adjacency, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:

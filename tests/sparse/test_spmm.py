@@ -328,9 +328,27 @@ def test_edge_sum_adds_each_entrys_message_into_its_row(case):
     torch.testing.assert_close(g, up[adj.row_index])  # each message gets its row's gradient
 
 
-def test_edge_sum_checks_the_message_count_and_device():
-    adj = Adjacency.from_edges(torch.tensor([0, 1]), torch.tensor([1, 0]), 2, 2)
-    with pytest.raises(DataError, match=r"3 messages for an adjacency of 2 entries"):
+def test_edge_sum_and_gather_check_the_row_count_and_device():
+    adj = Adjacency.from_edges(torch.tensor([0, 1]), torch.tensor([1, 0]), 3, 2)
+    with pytest.raises(DataError, match=r"edge_sum: 3 rows of messages for an adjacency that "
+                                        r"needs 2"):
         spmm_module.edge_sum(adj, torch.ones(3, 4))
-    with pytest.raises(DeviceError, match=r"messages on meta, adjacency on cpu"):
+    with pytest.raises(DeviceError, match=r"edge_sum: messages on meta, adjacency on cpu"):
         spmm_module.edge_sum(adj, torch.ones(2, 4, device="meta"))
+    with pytest.raises(DataError, match=r"edge_gather: 2 rows of x for an adjacency that "
+                                        r"needs 3"):
+        spmm_module.edge_gather(adj, torch.ones(2, 4))
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_edge_gather_takes_each_entrys_source_and_sums_gradients_per_source(case):
+    num_src, num_dst, edges = CASES[case]
+    src, dst, gen = random_edges(num_src, num_dst, edges, seed=4)
+    adj = Adjacency.from_edges(src, dst, num_src, num_dst)
+    x = torch.randn(num_src, 2, 3, generator=gen, dtype=torch.float64, requires_grad=True)
+    out = spmm_module.edge_gather(adj, x)
+    assert torch.equal(out, x[adj.indices])
+    up = torch.randn(out.shape, generator=gen, dtype=torch.float64)
+    (g,) = torch.autograd.grad((out * up).sum(), x)
+    ref = torch.zeros_like(x).index_put((adj.indices,), up, accumulate=True)
+    torch.testing.assert_close(g, ref)

@@ -289,11 +289,14 @@ class _OneDNNLinear(torch.autograd.Function):
 
 def _input_major_weight_grad(x: torch.Tensor, weight: torch.Tensor,
                              bias: torch.Tensor | None) -> bool:
-    """Whether :class:`_Linear` applies: a CPU float product of at least
-    :data:`INPUT_MAJOR_MIN_MACS` whose weight needs a gradient, on plain tensors (no subclass
-    such as a 2:4-sparse weight), outside autocast."""
+    """Whether :class:`_Linear` applies: a CPU float product whose weight needs a gradient,
+    on plain tensors (no subclass such as a 2:4-sparse weight), outside autocast, of at
+    least :data:`INPUT_MAJOR_MIN_MACS` multiply-adds, or of inputs narrower than
+    :data:`NARROW_INPUT` (and at least :data:`NARROW_INPUT_MIN_MACS`)."""
+    macs = x.shape[0] * x.shape[1] * weight.shape[0] if x.dim() == 2 else 0
     return (torch.is_grad_enabled() and weight.requires_grad and x.dim() == 2
-            and x.shape[0] * x.shape[1] * weight.shape[0] >= INPUT_MAJOR_MIN_MACS
+            and (macs >= INPUT_MAJOR_MIN_MACS
+                 or (x.shape[1] < NARROW_INPUT and macs >= NARROW_INPUT_MIN_MACS))
             and x.device.type == "cpu" and not torch.is_autocast_enabled("cpu")
             and _plain(x) and _plain(weight) and _plain(bias)
             and x.dtype == weight.dtype and x.dtype in (torch.float32, torch.float64))
@@ -309,6 +312,16 @@ at 15.9k x 200 -> 256 (18.0 against 17.8 ms), which on the AMD EPYC below measur
 7.7 ms for the custom one. Under ``ONEDNN_MAX_CPU_ISA=AVX2 ATEN_CPU_CAPABILITY=avx2`` on the
 same Xeon: 0.27 against 0.31, 0.11 against 0.12, 6.6 against 6.9, and 16.7 against 15.9 ms
 for the custom one at 15.9k x 200 -> 256."""
+
+
+NARROW_INPUT = 16
+"""Inputs narrower than this take :class:`_Linear` at any size above
+:data:`NARROW_INPUT_MIN_MACS`: autograd's ``dY^T @ x`` with a handful of columns in ``x``
+(GINE's edge maps from one-hot bond types) ran 1.2-2.5x slower than ``(x^T @ dY)^T`` in MKL,
+with 1 and 2 threads and under the AVX2 caps, while at 16 columns the two tied
+(``benchmarks/weight_grad.py``; docs/sparse.md)."""
+NARROW_INPUT_MIN_MACS = 1 << 18
+"""Below this the Python Function's fixed cost is a large share of the product."""
 
 
 class _Linear(torch.autograd.Function):

@@ -5,6 +5,7 @@ from __future__ import annotations
 from torch import nn
 
 from graphflow.nn.gine import GINEConv
+from graphflow.nn.linear import LazyLinear
 from graphflow_plugins.models.gin import GINModel
 
 
@@ -16,7 +17,7 @@ class GINEModel(GINModel):
     the edge features to the layer's input width. The edge features are the collection's
     ``edata["edge_feat"]`` (the ``tu`` loader's edge attributes, or its edge labels one-hot),
     cut into every batch; their width is read from the first batch (the maps are
-    ``nn.LazyLinear``), so the options and the stack are GIN's.
+    :class:`graphflow.nn.linear.LazyLinear`), so the options and the stack are GIN's.
     """
 
     name = "gine"
@@ -26,4 +27,4 @@ class GINEModel(GINModel):
 
     def layer(self, h: nn.Module, in_width: int) -> nn.Module:
         o = self.options
-        return GINEConv(h, nn.LazyLinear(in_width), eps=o.eps, learn_eps=o.learn_eps)
+        return GINEConv(h, LazyLinear(in_width), eps=o.eps, learn_eps=o.learn_eps)

@@ -116,6 +116,29 @@ def test_what_goes_to_torch_whatever_the_choice(monkeypatch):
         assert type(out.grad_fn).__name__.startswith("_Linear")
 
 
+@pytest.mark.parametrize("rows, k, input_major", [
+    (7000, 4, True),  # a GINE edge map: narrow input, the custom orientation
+    (7000, 15, True),
+    (7000, 16, False),  # 16 wide: F.linear's own (they tied there)
+    (20, 4, False),  # too small for the Function's fixed cost
+])
+def test_narrow_inputs_take_the_input_major_weight_gradient(rows, k, input_major):
+    g = torch.Generator().manual_seed(5)
+    # float64, so the two summation orders agree to the test's tolerance
+    x = torch.rand(rows, k, generator=g, dtype=torch.float64)
+    w = torch.randn(64, k, generator=g, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(64, generator=g, dtype=torch.float64, requires_grad=True)
+    dy = torch.randn(rows, 64, generator=g, dtype=torch.float64)
+    with gemm.applied("torch"):
+        out = gemm.linear(x, w, b)
+    assert type(out.grad_fn).__name__.startswith("_Linear") is input_major
+    out.backward(dy)
+    w2, b2 = w.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    torch.nn.functional.linear(x, w2, b2).backward(dy)
+    torch.testing.assert_close(w.grad, w2.grad)  # the same gradient, another product order
+    torch.testing.assert_close(b.grad, b2.grad)
+
+
 def test_applied_restores_the_previous_choice_and_names_bad_ones():
     before = gemm.current()
     with gemm.applied("torch") as info:

@@ -213,6 +213,16 @@ type = "{task}"
     assert not (tmp_path / "out").exists()
 
 
+def test_gine_on_a_collection_without_edge_features_fails_in_one_line(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(pipeline(model="gine", epochs=1))  # rings and paths: no edge files
+    code, out, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1
+    assert "gine reads edge features, but the graph has none" in err
+    assert "DS_edge_attributes.txt / DS_edge_labels.txt), or use gin" in err
+    assert error_lines(err) == 1 and "Traceback" not in err
+
+
 def test_a_transform_that_changes_the_node_set_is_refused(cli, tmp_path):
     path = tmp_path / "p.toml"
     path.write_text(pipeline(epochs=1) + '\n[[transform]]\ntype = "largest_component"\n')

@@ -25,8 +25,13 @@ def gin_aggregate(adj: Adjacency, x: torch.Tensor, eps: torch.Tensor | float,
     # No values on an unweighted graph: the kernel then sums without per-entry weights and
     # the backward has no (nnz,) vector of ones to permute into A^T's order per batch.
     values = None if edge_weight is None else adj.norm("none", edge_weight, dtype=x.dtype)
-    own = x if x.shape[0] == adj.num_dst else x[: adj.num_dst]  # (num_dst, F)
-    out = spmm(adj, x, values)  # (num_dst, F), fresh
+    return add_own(spmm(adj, x, values), x, eps)  # (num_dst, F)
+
+
+def add_own(out: torch.Tensor, x: torch.Tensor, eps: torch.Tensor | float) -> torch.Tensor:
+    """``out += (1 + eps) x[:num_dst]`` in place on the aggregation's fresh (num_dst, F)
+    ``out``, slicing ``x`` only when it has more rows (see :func:`gin_aggregate`)."""
+    own = x if x.shape[0] == out.shape[0] else x[: out.shape[0]]  # (num_dst, F)
     if isinstance(eps, torch.Tensor):  # a learnt epsilon: its gradient needs the product
         return out.addcmul_(own, 1 + eps)
     return out.add_(own, alpha=1 + eps)

@@ -8,7 +8,7 @@ import torch
 from torch import nn
 
 from graphflow.errors import DataError
-from graphflow.nn.gin import GINConv
+from graphflow.nn.gin import GINConv, add_own
 from graphflow.sparse import Adjacency, edge_gather, edge_sum
 from graphflow.sparse.features import Features, to_dense
 
@@ -25,11 +25,7 @@ def gine_aggregate(adj: Adjacency, x: torch.Tensor, edge: torch.Tensor,
     pass scatters into rows. Memory O(nnz * F), no dense (num_dst, num_src) matrix.
     """
     messages = edge_gather(adj, x).add_(edge).relu_()  # (nnz, F)
-    out = edge_sum(adj, messages)  # (num_dst, F), fresh
-    own = x if x.shape[0] == adj.num_dst else x[: adj.num_dst]  # (num_dst, F)
-    if isinstance(eps, torch.Tensor):  # a learnt epsilon: its gradient needs the product
-        return out.addcmul_(own, 1 + eps)
-    return out.add_(own, alpha=1 + eps)
+    return add_own(edge_sum(adj, messages), x, eps)  # (num_dst, F)
 
 
 class GINEConv(GINConv):

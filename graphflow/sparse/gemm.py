@@ -317,7 +317,7 @@ for the custom one at 15.9k x 200 -> 256."""
 NARROW_INPUT = 16
 """Inputs narrower than this take :class:`_Linear` at any size above
 :data:`NARROW_INPUT_MIN_MACS`: autograd's ``dY^T @ x`` with a handful of columns in ``x``
-(GINE's edge maps from one-hot bond types) ran 1.2-2.5x slower than ``(x^T @ dY)^T`` in MKL,
+(GINE's edge maps from one-hot bond types) ran 1.25-2.6x slower than ``(x^T @ dY)^T`` in MKL,
 with 1 and 2 threads and under the AVX2 caps, while at 16 columns the two tied
 (``benchmarks/weight_grad.py``; docs/sparse.md)."""
 NARROW_INPUT_MIN_MACS = 1 << 18

@@ -137,8 +137,8 @@ class TableCollectionLoader(Loader):
             labels = _column(graphs, o.label, o.graphs, "graph").to_numpy(zero_copy_only=False)
         attrs = None
         if o.feature_columns:
-            attrs = np.column_stack([_column(nodes, c, o.nodes, "node").to_numpy(
-                zero_copy_only=False).astype(np.float32) for c in o.feature_columns])
+            attrs = np.column_stack([_numeric(nodes, c, o.nodes, "node")
+                                     for c in o.feature_columns])
         edge_features = None
         if o.edge_feature_columns:
             edge_features = np.column_stack([_numeric(edges, c, o.edges, "edge")

@@ -54,3 +54,11 @@ def test_edge_feature_columns_become_the_edge_features(tmp_path):
     options.edge_feature_columns = ["graph"]
     with pytest.raises(DataError, match=r"column 'graph' holds string, not numbers"):
         TableCollectionLoader(options).load(None)
+
+
+def test_a_non_numeric_node_feature_column_is_one_line(tmp_path):
+    options = write(tmp_path)
+    options.feature_columns = ["x", "graph"]
+    with pytest.raises(DataError, match=r"node table .*nodes.csv: column 'graph' holds string, "
+                                        r"not numbers; list numeric columns only"):
+        TableCollectionLoader(options).load(None)

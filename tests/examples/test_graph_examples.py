@@ -7,6 +7,7 @@ from pathlib import Path
 import pyarrow.csv as pacsv
 import pyarrow.parquet as pq
 import pytest
+import torch
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
@@ -33,6 +34,19 @@ def test_bond_types_need_the_edge_features(cli, tmp_path):
     assert code == 0, err
     record = json.loads((tmp_path / "gin" / "run.json").read_text())
     assert record["metrics"]["train_acc"] == 0.5  # one output for both classes' graphs
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_bond_types_on_cuda(cli, tmp_path):
+    """gine's per-edge messages (edge_gather / edge_sum) and the batches' edge features run on
+    the GPU and separate the classes as on the CPU."""
+    code, out, err = cli("run", EXAMPLES / "tu_bond_types.toml", "--out-dir", tmp_path,
+                         "--set", 'pipeline.device="cuda"')
+    assert code == 0, err
+    record = json.loads((tmp_path / "run.json").read_text())
+    assert record["device"].startswith("cuda"), record["device"]
+    assert record["metrics"]["test_acc"] == 1.0
 
 
 @pytest.mark.slow

@@ -352,3 +352,23 @@ def test_edge_gather_takes_each_entrys_source_and_sums_gradients_per_source(case
     (g,) = torch.autograd.grad((out * up).sum(), x)
     ref = torch.zeros_like(x).index_put((adj.indices,), up, accumulate=True)
     torch.testing.assert_close(g, ref)
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_edge_ops_on_cuda_match_cpu():
+    """edge_gather and edge_sum (the kernel over CSR positions, int32 on both devices) give the
+    CPU's outputs and gradients on CUDA."""
+    src, dst, gen = random_edges(64, 48, 512, seed=9)
+    cpu = Adjacency.from_edges(src, dst, 64, 48)
+    x = torch.randn(64, 8, generator=gen)
+    up = torch.randn(48, 8, generator=gen)
+    results = []
+    for adj in (cpu, cpu.to("cuda")):
+        xs = x.to(adj.device, copy=True).requires_grad_()
+        msg = torch.relu(spmm_module.edge_gather(adj, xs))
+        out = spmm_module.edge_sum(adj, msg)
+        (out * up.to(adj.device)).sum().backward()
+        results.append([out.cpu(), xs.grad.cpu()])
+    for a, b in zip(*results):
+        torch.testing.assert_close(a, b, rtol=1e-4, atol=1e-4)

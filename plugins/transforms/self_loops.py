@@ -20,7 +20,11 @@ from graphflow_plugins.transforms.rebuild import with_edges, with_typed_edges
 class SelfLoopsOptions:
     mode: Literal["add", "remove"] = option("add", "add: a loop on every node that has none; "
                                                    "remove: drop every loop.")
-    fill: float = option(1.0, "Weight of added loops (other edge data: 0).")
+    fill: float = option(1.0, "Weight of added loops.")
+    edge_data: Literal["zeros", "mean"] = option(
+        "zeros", "Other edge data of added loops (edge features): zeros, or mean: the mean "
+                 "of the node's incoming edges (zeros for a node without any), as PyG's "
+                 "fill_value='mean'.")
     relations: list[str] = option(
         [], "Typed graphs: the relations to change (names), each joining a node type to "
             "itself; empty: every such relation.")
@@ -62,7 +66,10 @@ class SelfLoops(Transform):
             return data.with_graph(dgl.remove_self_loop(data.graph))  # data follow the edges
         src, dst = data.graph.edges()
         s, d, source = loops(src, dst, data.num_nodes, "add")
-        return with_edges(data, s, d, source, fill={"weight": o.fill})
+        out = with_edges(data, s, d, source, fill={"weight": o.fill})
+        if o.edge_data == "mean":
+            incoming_means(out.graph.edata, dst, d[len(dst):], data.num_nodes)
+        return out
 
     def _typed(self, data: GraphData) -> GraphData:
         o = self.options
@@ -87,4 +94,27 @@ class SelfLoops(Transform):
         for c in chosen:  # over relations
             src, dst = g.edges(etype=c)
             changes[c] = loops(src, dst, g.num_nodes(c[0]), o.mode)
-        return with_typed_edges(data, changes, fill={"weight": o.fill})
+        out = with_typed_edges(data, changes, fill={"weight": o.fill})
+        if o.edge_data == "mean" and o.mode == "add":
+            for c in chosen:  # over relations
+                dst, new_dst = g.edges(etype=c)[1], changes[c][1]
+                incoming_means(out.graph.edges[c].data, dst, new_dst[len(dst):],
+                               g.num_nodes(c[0]))
+        return out
+
+
+def incoming_means(frame, dst: torch.Tensor, nodes: torch.Tensor, num_nodes: int) -> None:
+    """Set the data of the loops added on ``nodes`` (the frame's last ``len(nodes)`` edges,
+    after the ``len(dst)`` old ones) to the mean over each node's old incoming edges, for every
+    floating-point edge data but ``weight`` (which takes ``fill``)."""
+    if not len(nodes):
+        return
+    count = torch.bincount(dst, minlength=num_nodes).clamp(min=1)[nodes]  # (L,)
+    for name in list(frame.keys()):  # over edge data keys
+        values = frame[name]
+        if name == "weight" or not values.is_floating_point():
+            continue
+        old = values[: len(dst)]
+        total = old.new_zeros((num_nodes, *old.shape[1:])).index_add_(0, dst, old)
+        mean = total[nodes] / count.view(-1, *[1] * (old.dim() - 1)).to(old.dtype)
+        frame[name] = torch.cat([old, mean])

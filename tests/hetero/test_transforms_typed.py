@@ -65,6 +65,8 @@ def test_self_loops_on_relations_within_a_type(typed):
     assert out.edges["follows"].data["weight"].tolist() == [1, 2, 3, 0.5, 0.5, 0.5]
     assert out.num_edges("buys") == 2  # user -> item: no loops
     assert out.num_edges("rev-follows") == 6  # also user -> user
+    mean = typed(LOOPS + 'fill = 0.5\nedge_data = "mean"\n').graph  # the weight takes fill
+    assert mean.edges["follows"].data["weight"].tolist() == [1, 2, 3, 0.5, 0.5, 0.5]
     removed = typed(LOOPS + 'mode = "remove"\nrelations = ["follows"]\n').graph
     assert removed.num_edges("follows") == 2 and removed.num_edges("rev-follows") == 3
     with pytest.raises(DataError, match='relation "buys" joins user to item'):

@@ -40,3 +40,45 @@ def test_chained_transforms(transformed, triples):
     pairs = {(s, d) for s, d, _ in triples(data)}
     assert all((d, s) in pairs for s, d in pairs)
     assert len(pairs) == g.num_edges()
+
+
+def test_self_loops_fill_edge_features_with_the_incoming_mean(run_toml):
+    """edge_data = "mean": each added loop's edge features are the mean of its node's incoming
+    edges (PyG's fill_value="mean"); the default leaves them zero. On a collection of graphs,
+    whose edges carry one-hot bond types."""
+    from pathlib import Path
+
+    import torch
+    path = Path(__file__).resolve().parents[3] / "examples" / "data" / "bond_types"
+    base = f'[pipeline]\nseed = 0\n[load]\ntype = "tu"\npath = "{path.as_posix()}"\nname = "BT"\n'
+    plain = run_toml(base).ctx.data.graph
+    for mode in ("zeros", "mean"):
+        g = run_toml(base + f'[[transform]]\ntype = "self_loops"\nedge_data = "{mode}"'
+                     ).ctx.data.graph
+        old, feat = plain.num_edges(), g.edata["edge_feat"]
+        assert g.num_edges() == old + plain.num_nodes()
+        assert torch.equal(feat[:old], plain.edata["edge_feat"])  # old edges keep theirs
+        loops = g.edges()[1][old:]
+        if mode == "zeros":
+            assert not feat[old:].any()
+            continue
+        _, dst = plain.edges()
+        for k in (0, 7, len(loops) - 1):  # a few loops, against their node's in-edges
+            want = plain.edata["edge_feat"][dst == loops[k]].mean(0)
+            torch.testing.assert_close(feat[old + k], want)
+        assert (feat[old:].sum(1) - 1).abs().max() < 1e-6  # a mean of one-hot rows sums to 1
+
+
+def test_incoming_means_on_a_hand_built_frame():
+    """Loops on nodes 0, 2 and 3 after edges into 0 (twice) and 2; node 3 has no in-edge."""
+    import torch
+
+    from graphflow_plugins.transforms.self_loops import incoming_means
+    dst = torch.tensor([0, 0, 2])
+    feat = torch.tensor([[1.0, 0.0], [3.0, 2.0], [5.0, 5.0]])
+    frame = {"feat": torch.cat([feat, torch.zeros(3, 2)]), "weight": torch.ones(6),
+             "kind": torch.tensor([1, 2, 3, 0, 0, 0])}
+    incoming_means(frame, dst, torch.tensor([0, 2, 3]), 4)
+    assert frame["feat"][3:].tolist() == [[2.0, 1.0], [5.0, 5.0], [0.0, 0.0]]
+    assert frame["weight"].tolist() == [1.0] * 6  # weight takes fill, integers stay
+    assert frame["kind"].tolist() == [1, 2, 3, 0, 0, 0]

@@ -10,4 +10,5 @@
 * :mod:`~graphflow.io.dglfile`: DGL binary files carrying ids and metadata.
 * :mod:`~graphflow.io.node_split`: seeded, stratified train/val/test masks.
 * :mod:`~graphflow.io.synthetic`: seeded SBM and R-MAT generators (the ``synthetic`` loader).
+* :mod:`~graphflow.io.plain`: metadata as plain values (JSON, ``weights_only`` loading).
 """

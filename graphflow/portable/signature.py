@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 
+from graphflow.io.plain import plain
 from graphflow.portable.stack import BlockModel, FullGraphModel
 
 BLOCK_FIELDS = ("src", "dst", "weight", "num_dst")
@@ -119,14 +120,4 @@ def sidecar(model: FullGraphModel | BlockModel, fmt: str, file: str, in_dim: int
             "outputs": [{"name": OUTPUT, "dtype": "float32", "shape": [rows, out_dim]}],
             "self_loops_added_inside": bool(model.self_loops),
             "preprocessing": PREPROCESSING + (BLOCK_PREPROCESSING if block else ""),
-            "model_info": _plain(model_info or {}), **(extra or {})}
-
-
-def _plain(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)
+            "model_info": plain(model_info or {}), **(extra or {})}

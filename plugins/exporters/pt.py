@@ -13,6 +13,7 @@ from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path
+from graphflow.io.plain import plain
 from graphflow.options import option
 from graphflow.train.restore import model_payload
 from graphflow_plugins.exporters.tables import (artifact_ids, graph_level, node_artifact,
@@ -69,7 +70,7 @@ class PtExporter(Exporter):
             g = data.graph
             src, dst = g.edges()
             payload.update(src=src, dst=dst, num_nodes=g.num_nodes(), ndata=dict(g.ndata),
-                           edata=dict(g.edata), meta=_plain(data.meta))
+                           edata=dict(g.edata), meta=plain(data.meta))
         else:
             payload[o.what] = node_artifact(ctx, o.what)
         if o.ids and o.what != "model":
@@ -79,14 +80,3 @@ class PtExporter(Exporter):
         with atomic_path(path) as tmp:
             torch.save(payload, tmp)
         return [path]
-
-
-def _plain(value: Any) -> Any:
-    """Metadata restricted to what ``weights_only`` loading accepts."""
-    if isinstance(value, dict):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_plain(v) for v in value]
-    if isinstance(value, (str, int, float, bool)) or value is None:
-        return value
-    return str(value)

@@ -195,6 +195,16 @@ class GraphData:
             return int(label.shape[1])
         return int(label.max().item()) + 1 if label.numel() else 0
 
+    def take_graphs(self, index: torch.Tensor) -> GraphData:
+        """A collection of the graphs at positions ``index`` (int64, in that order) only:
+        their nodes, edges, node and edge data, node ids and graph table."""
+        if self.graphs is None:
+            raise DataError(f'"{self.name}" is a single graph, not a collection of graphs')
+        sub, nodes = self.graphs.take(index)
+        graph = dgl.node_subgraph(self.graph, nodes, store_ids=False)
+        return GraphData(graph=graph, ids=self.ids.take(nodes), name=self.name,
+                         meta=dict(self.meta), graphs=sub)
+
     def with_graph(self, graph: dgl.DGLGraph, ids: NodeIds | None = None,
                    typed_ids: dict[str, NodeIds] | None = None) -> GraphData:
         """A copy holding ``graph`` (and ``ids``, when the node set changed).

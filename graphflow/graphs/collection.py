@@ -71,6 +71,21 @@ class GraphCollection:
         return torch.repeat_interleave(torch.arange(self.num_graphs), self.sizes(),
                                        output_size=self.num_nodes)
 
+    def take(self, index: torch.Tensor) -> tuple[GraphCollection, torch.Tensor]:
+        """The graphs at positions ``index`` (int64, in that order) as a collection of their
+        own, and the positions in this collection of the nodes it holds, graph by graph."""
+        sizes = self.sizes()[index]  # (B,)
+        ptr = torch.zeros(index.shape[0] + 1, dtype=torch.int64)
+        torch.cumsum(sizes, 0, out=ptr[1:])
+        shift = torch.repeat_interleave(self.graph_ptr[index] - ptr[:-1], sizes,
+                                        output_size=int(ptr[-1]))
+        nodes = torch.arange(int(ptr[-1])) + shift  # (n,)
+        sub = GraphCollection(ptr, self.ids.take(pa.array(index.numpy())),
+                              labels=None if self.labels is None else self.labels[index],
+                              masks={k: m[index] for k, m in self.masks.items()},
+                              classes=self.classes)
+        return sub, nodes
+
     @property
     def regression(self) -> bool:
         """Whether the labels are float targets (graph regression, or multi-task binary)."""

@@ -31,7 +31,11 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     p.add_argument("--what", choices=("predictions", "logits", "embeddings", "links"),
                    help="artifact to write (default: predictions; links with --pairs)")
     p.add_argument("--nodes", type=Path, metavar="FILE",
-                   help="only these nodes: Parquet / CSV (column id) / .txt of original ids")
+                   help="node models: only these nodes: Parquet / CSV (column id) / .txt of "
+                        "original ids")
+    p.add_argument("--graphs", type=Path, metavar="FILE",
+                   help="graph models: only these graphs of the collection: Parquet / CSV "
+                        "(column id) / .txt of original graph ids")
     p.add_argument("--pairs", type=Path, metavar="FILE",
                    help="link models: Parquet or CSV of src, dst original ids to score")
     p.add_argument("--stage", help='the training stage\'s bundle, e.g. "train.1", when the '
@@ -66,7 +70,7 @@ def predict_config(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     for key, value in (("stage", args.stage), ("batch_size", args.batch_size)):
         if value is not None:
             stage[key] = value
-    for key, value in (("nodes", args.nodes), ("pairs", args.pairs)):
+    for key, value in (("nodes", args.nodes), ("graphs", args.graphs), ("pairs", args.pairs)):
         if value is not None:
             stage[key] = str(value.resolve())
     table["train"] = stage

@@ -12,7 +12,7 @@ from graphflow.bundle.fitted import REPLAY
 from graphflow.bundle.layout import find_bundle
 from graphflow.components import Task
 from graphflow.context import RunContext
-from graphflow.errors import DataError
+from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.options import option
 from graphflow.train.task import check_at_least
@@ -26,8 +26,11 @@ class PredictOptions:
         None, 'The training stage whose bundle to use when the run trained several '
               '([[train]]), e.g. "train.1".')
     nodes: Path | None = option(
-        None, "Predict only these nodes: a Parquet, CSV (column id) or text file (one id a "
-              "line) of original node ids. Default: every node.")
+        None, "Node models: predict only these nodes: a Parquet, CSV (column id) or text "
+              "file (one id a line) of original node ids. Default: every node.")
+    graphs: Path | None = option(
+        None, "Graph models: predict only these graphs of the collection: a Parquet, CSV "
+              "(column id) or text file of original graph ids. Default: every graph.")
     pairs: Path | None = option(
         None, "Link models: a Parquet or CSV file of src, dst pairs (original ids) to score; "
               'they make the links artifact (split = "candidates").')
@@ -77,12 +80,24 @@ class Predict(Task):
                  f"{bundle.meta['model']['type']!r} from {bundle.path}")
         a = ctx.artifacts
         a.model, a.model_info = bundle.model, {**bundle.model_info, "bundle": str(bundle.path)}
+        self._check_selection(bundle.kind)
         if bundle.kind == "graph":
             self._graphs(ctx, bundle, data)
         elif bundle.kind == "link":
             self._links(ctx, bundle, data)
         else:
             self._nodes(ctx, bundle, data)
+
+    def _check_selection(self, kind: str) -> None:
+        """``nodes`` for node models, ``graphs`` for graph models: one line otherwise."""
+        o = self.options
+        if o.nodes is not None and kind != "node":
+            fix = ("choose graphs with graphs = FILE (--graphs)" if kind == "graph" else
+                   "it embeds every node; score chosen pairs with pairs = FILE (--pairs)")
+            raise ConfigError(f"nodes = {o.nodes}: the bundle holds a {kind} model; {fix}")
+        if o.graphs is not None and kind != "graph":
+            raise ConfigError(f"graphs = {o.graphs}: the bundle holds a {kind} model, which "
+                              f"predicts nodes; choose nodes with nodes = FILE (--nodes)")
 
     def _nodes(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
         from graphflow.bundle.infer import node_outputs, node_predictions
@@ -130,8 +145,14 @@ class Predict(Task):
         self._log(ctx, figures)
 
     def _graphs(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
+        from graphflow.bundle.ids import lookup, read_id_file
         from graphflow.bundle.infer import graph_outputs, graph_predictions
 
+        o = self.options
+        if o.graphs is not None:
+            index = lookup(data.graphs.ids, read_id_file(o.graphs, "graph"),
+                           what=f"{o.graphs}: graph id", member="a graph of the collection")
+            data = ctx.data = data.take_graphs(index)
         scores, emb = graph_outputs(bundle, data, batch_size=self.options.eval_batch_size,
                                     device=ctx.device)
         a = ctx.artifacts

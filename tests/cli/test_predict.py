@@ -183,6 +183,38 @@ def test_a_gine_bundle_carries_the_edge_features_and_asks_for_them(cli, tmp_path
     assert code == 0, err
 
 
+def test_chosen_graphs(cli, tmp_path):
+    """--graphs FILE: the graph model predicts those graphs only, in the file's order, with the
+    same rows as for the whole collection; --nodes is for node models."""
+    example = EXAMPLES / "tu_bond_types.toml"
+    code, out, err = cli("run", example, "--out-dir", tmp_path / "run", "--quiet")
+    assert code == 0, err
+    code, out, err = cli("predict", tmp_path / "run", "--data", example, "--format", "csv",
+                         "--quiet")
+    assert code == 0, err
+    every = (tmp_path / "run" / "predict" / "predictions.csv").read_text().splitlines()
+    (tmp_path / "some.txt").write_text("17\n3\n9\n")
+    code, out, err = cli("predict", tmp_path / "run", "--data", example, "--format", "csv",
+                         "--graphs", tmp_path / "some.txt", "--out", tmp_path / "some")
+    assert code == 0, err
+    assert "predicted_graphs=3" in out and "predict_acc=1" in out
+    some = (tmp_path / "some" / "predictions.csv").read_text().splitlines()
+    assert some == [every[0], every[17], every[3], every[9]]  # header, then ids 17, 3, 9
+
+    def fails(*args: object) -> str:
+        code, out, err = cli("predict", tmp_path / "run", "--data", example, *args, "--quiet")
+        assert code == 1, err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err, err
+        return err
+
+    (tmp_path / "bad.txt").write_text("3\n99\n")
+    assert "graph id 99 is not a graph of the collection" in fails("--graphs",
+                                                                   tmp_path / "bad.txt")
+    assert "graph id file not found" in fails("--graphs", tmp_path / "none.txt")
+    assert "the bundle holds a graph model; choose graphs with graphs = FILE (--graphs)" in \
+        fails("--nodes", tmp_path / "some.txt")
+
+
 def test_bad_input_is_one_line(node_run, cli, tmp_path):
     def fails(*args: object) -> str:
         code, out, err = cli("predict", *args, "--quiet")
@@ -221,6 +253,8 @@ def test_bad_input_is_one_line(node_run, cli, tmp_path):
     (tmp_path / "pairs.csv").write_text("src,dst\n1,2\n")
     assert "pairs are scored by link prediction models" in fails(
         run, "--data", data, "--pairs", tmp_path / "pairs.csv")
+    assert "the bundle holds a node model, which predicts nodes; choose nodes with nodes = " \
+        "FILE (--nodes)" in fails(run, "--data", data, "--graphs", tmp_path / "ids.csv")
 
 
 @pytest.mark.skipif(not (planetoid_dir() / "ind.cora.x").exists(),

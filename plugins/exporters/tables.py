@@ -5,8 +5,10 @@ Layouts (the column names are the contract other tools read):
 * embeddings / logits: ``id`` + ``embedding`` / ``logits``, a ``fixed_size_list<float32>``.
 * predictions: ``id``, ``prediction`` (class id), ``class`` (its name, when the loader knew
   the names) and ``probability`` (the largest softmax probability, when there are logits).
-  Multi-label: ``prediction`` is the list of predicted label ids, ``class`` their names,
-  ``probability`` their sigmoid probabilities.
+  Multi-label (and a graph task's 0/1 targets): ``prediction`` is the list of predicted
+  label ids, ``class`` their names, ``probability`` their sigmoid probabilities. Regression
+  (``graph_regression``): ``id`` and ``prediction``, the estimate (float), or the list of
+  estimates when there are several targets.
 * links: ``src``, ``dst`` (node ids), ``split`` (val / test / candidates), ``label`` (1 edge,
   0 non-edge, null for candidates) and ``score`` (the decoder's raw score), one row per pair.
 * graph: an edge table ``src``, ``dst`` (node ids) + edge data (``weight``...), and a node
@@ -158,6 +160,13 @@ def predictions_table(ids: pa.Array, predictions: torch.Tensor, logits: torch.Te
     return pa.table(columns)
 
 
+def estimates_table(ids: pa.Array, values: torch.Tensor) -> pa.Table:
+    """A regression's predictions: ``id``, ``prediction`` (float, or a list of T floats)."""
+    v = values.float().reshape(values.shape[0], -1)  # (G, T)
+    column = pa.array(v[:, 0].numpy()) if v.shape[1] == 1 else fixed_list(v)
+    return pa.table({"id": ids, "prediction": column})
+
+
 def links_table(ctx: RunContext, original_ids: bool) -> pa.Table:
     """The ``links`` artifact: one row per scored pair (see the module docstring)."""
     links = ctx.artifacts.require("links", section=stage_label(ctx))
@@ -181,6 +190,8 @@ def artifact_table(ctx: RunContext, what: str, original_ids: bool) -> pa.Table:
     data = ctx.graph()
     ids = artifact_ids(ctx, original_ids)
     if what == "predictions":
+        if (ctx.artifacts.model_info or {}).get("target_kind") == "regression":
+            return estimates_table(ids, node_artifact(ctx, what))
         logits = ctx.artifacts.logits
         classes = data.meta.get("graph_classes" if graph_level(ctx) else "classes")
         return predictions_table(ids, node_artifact(ctx, what),

@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow.csv as pacsv
+import pyarrow.parquet as pq
 import pytest
 import torch
 from torch import nn
@@ -244,9 +245,16 @@ def test_graph_regression_on_graph_attributes(run_toml, tmp_path):
                     ).replace('"graph_classification"', '"graph_regression"')
     text = text.replace(f'path = "{RINGS}"\nname = "RP"',
                         f'path = "{folder.as_posix()}"\nname = "REG"\ntargets = "attributes"')
-    result = run_toml(text)
+    result = run_toml(text + '[[export]]\ntype = "parquet"\nwhat = "predictions"\n')
     m = json.loads((result.out_dir / "run.json").read_text())["metrics"]
     assert m["test_mae"] < 1.5 and m["test_rmse"] >= m["test_mae"]
+    # the estimates, one float per graph (not class ids)
+    table = pq.read_table(result.out_dir / "predictions.parquet")
+    assert table.column_names == ["id", "prediction"] and table.num_rows == 24
+    estimates = torch.tensor(table.column("prediction").to_pylist())
+    assert estimates.dtype == torch.float32 and len(set(estimates.tolist())) > 1
+    mae = (estimates - sizes.float()).abs().mean()  # the targets: nodes per graph
+    assert mae < 1.5
 
 
 def test_resume_with_folds_reloads_finished_folds(run_toml, tmp_path):

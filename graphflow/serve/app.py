@@ -85,6 +85,9 @@ def create_app(service: Service, *, max_bytes: int = MAX_BYTES) -> Starlette:
               Route("/model", model, methods=["GET"]),
               Route("/predict/nodes", post(service.predict_nodes), methods=["POST"]),
               Route("/predict/subgraph", post(service.predict_subgraph), methods=["POST"]),
-              Route("/score/pairs", post(service.score_pairs), methods=["POST"])]
+              Route("/score/pairs", post(service.score_pairs), methods=["POST"]),
+              Route("/predict/graphs", post(service.predict_graphs), methods=["POST"]),
+              Route("/predict/graphs/new", post(service.predict_new_graphs),
+                    methods=["POST"])]
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error,
                                                         Exception: server_error})

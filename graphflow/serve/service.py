@@ -4,8 +4,9 @@ At start :func:`start_service` runs the data pipeline (the ``--data`` file's, el
 training run's own ``[load]`` and ``[[transform]]`` sections) with the bundle's ``predict``
 stage: the served graph goes through the training's transforms and fitted statistics,
 and every node's output (class scores, or a link model's embeddings) is computed once, by
-layer-wise inference. Requests for the served graph's nodes are then lookups; a posted
-subgraph is transformed and inferred per request.
+layer-wise inference; for a graph model, every graph's scores of the served collection.
+Requests for the served graph's nodes (or the collection's graphs) are then lookups; a
+posted subgraph (or posted graphs) is transformed and inferred per request.
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ import torch
 
 from graphflow.bundle.load import Bundle
 from graphflow.context import RunContext
-from graphflow.errors import ConfigError, GraphflowError
+from graphflow.errors import GraphflowError
 from graphflow.graph import GraphData
 
 SUBGRAPH_SKIP = ("split", "link_split", "hold_out_nodes", "largest_component")
@@ -43,7 +44,7 @@ class Service:
 
     bundle: Bundle
     ctx: RunContext
-    outputs: torch.Tensor  # (N, C) logits or (N, D) embeddings of the served graph
+    outputs: torch.Tensor  # (N, C) logits or (N, D) embeddings; (G, C) scores of graphs
     max_items: int = 100_000
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -53,7 +54,10 @@ class Service:
 
     # -- GET ------------------------------------------------------------------------------
     def health(self) -> dict[str, Any]:
-        return {"status": "ok", "kind": self.bundle.kind, "nodes": self.data.num_nodes}
+        out = {"status": "ok", "kind": self.bundle.kind, "nodes": self.data.num_nodes}
+        if self.data.graphs is not None:
+            out["graphs"] = self.data.graphs.num_graphs
+        return out
 
     def model(self) -> dict[str, Any]:
         b = self.bundle
@@ -64,7 +68,9 @@ class Service:
                 "versions": b.versions, "created": meta.get("created"),
                 "differences": [d.line() for d in b.differences],
                 "graph": {"name": self.data.name, "nodes": self.data.num_nodes,
-                          "edges": self.data.num_edges},
+                          "edges": self.data.num_edges,
+                          **({"graphs": self.data.graphs.num_graphs}
+                             if self.data.graphs is not None else {})},
                 "endpoints": endpoints(b.kind)}
 
     # -- POST -----------------------------------------------------------------------------
@@ -111,7 +117,58 @@ class Service:
             index = self._lookup(data, ids, "predict")
         return {"predictions": self._rows(ids, logits[index])}
 
+    def predict_graphs(self, body: Any) -> dict[str, Any]:
+        """``{"ids": [...]}`` → one prediction per graph of the served collection (graph
+        models)."""
+        self._require("graph", "/predict/graphs")
+        ids = _list(body, "ids", self.max_items)
+        from graphflow.bundle.ids import lookup
+
+        if not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
+            raise RequestError(422, "ids: graph ids must be strings or integers")
+        known = self.data.graphs.ids
+        try:
+            index = lookup(known, pa.array(ids) if ids else pa.array([], known.type),
+                           what="ids: graph id", member="a graph of the served collection")
+        except (GraphflowError, pa.ArrowException) as exc:
+            raise RequestError(404, str(exc).replace("; use ids of the loaded graph", ""))\
+                from None
+        return {"predictions": self._graph_rows(ids, self.outputs[index])}
+
+    def predict_new_graphs(self, body: Any) -> dict[str, Any]:
+        """``{"graphs": [{"id": ..., "features": [[...]], "edges": [[i, j], ...],
+        "edge_features": [[...]]}, ...]}`` → one prediction per posted graph (graph models),
+        inferred on the posted graphs after the training's transforms. Edges join node
+        positions of their own graph (``0..len(features) - 1``)."""
+        self._require("graph", "/predict/graphs/new")
+        graphs = _list(body, "graphs", self.max_items)
+        data = posted_collection(graphs, self.bundle.in_dim, self.max_items)
+        with self.lock:  # transforms and inference on one request at a time
+            try:
+                data = self._transform(data)
+                self.bundle.check_data(data, where="the posted graphs")
+                from graphflow.bundle.infer import graph_outputs
+
+                scores, _ = graph_outputs(self.bundle, data)
+            except GraphflowError as exc:
+                raise RequestError(422, str(exc)) from None
+        return {"predictions": self._graph_rows(data.graphs.ids.to_pylist(), scores)}
+
     # -- helpers --------------------------------------------------------------------------
+    def _graph_rows(self, ids: list[Any], scores: torch.Tensor) -> list[dict[str, Any]]:
+        """Rows of a graph model: classes as node models' rows; 0/1 tasks their labels and
+        probabilities; regression the estimates."""
+        kind = self.bundle.model_info.get("target_kind", "classes")
+        if kind == "classes":
+            return self._rows(ids, scores)
+        if kind == "binary":
+            prob = torch.sigmoid(scores)
+            return [{"id": i, "labels": [int(p > 0.5) for p in row],
+                     "probabilities": [round(p, 6) for p in row]}
+                    for i, row in zip(ids, prob.tolist())]
+        return [{"id": i, "prediction": row if len(row) > 1 else row[0]}
+                for i, row in zip(ids, scores.tolist())]
+
     def _require(self, kind: str, path: str) -> None:
         if self.bundle.kind != kind:
             raise RequestError(400, f"{path} needs a {kind} model; this is a "
@@ -214,7 +271,102 @@ def endpoints(kind: str) -> list[str]:
         return common + ["POST /predict/nodes", "POST /predict/subgraph"]
     if kind == "link":
         return common + ["POST /score/pairs"]
+    if kind == "graph":
+        return common + ["POST /predict/graphs", "POST /predict/graphs/new"]
     return common
+
+
+def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphData:
+    """The posted graphs (see :meth:`Service.predict_new_graphs`) as a collection: one
+    block-diagonal graph with ``feat`` (and ``edge_feat``), their ids and node pointer.
+
+    :raises RequestError: 422 naming the graph (its position and id) and what is wrong.
+    """
+    from graphflow.compat.dgl import dgl
+    from graphflow.graph import NodeIds
+    from graphflow.graphs.collection import GraphCollection
+
+    if not graphs:
+        raise RequestError(422, "graphs: give at least one graph")
+    feats, srcs, dsts, efeats, ids, sizes = [], [], [], [], [], []
+    offset, edges_total = 0, 0
+    with_edges: bool | None = None  # whether the graphs carry edge features
+    for k, item in enumerate(graphs):  # request parsing: one pass over the posted graphs
+        if not isinstance(item, dict):
+            raise RequestError(422, f"graphs[{k}]: expected an object with features and edges")
+        gid = item.get("id", k)
+        where = f"graphs[{k}] (id {gid!r})"
+        if not isinstance(gid, (str, int)) or isinstance(gid, bool):
+            raise RequestError(422, f"graphs[{k}]: id must be a string or an integer")
+        rows = item.get("features")
+        if not isinstance(rows, list) or not rows:
+            raise RequestError(422, f"{where}: features: give one row of {in_dim} numbers per "
+                                    f"node, at least one node")
+        x = _numbers(rows, where, "features", in_dim)
+        edges = item.get("edges", [])
+        if not isinstance(edges, list) or not all(isinstance(e, list) and len(e) == 2 and
+                                                  all(isinstance(v, int) and
+                                                      not isinstance(v, bool) for v in e)
+                                                  for e in edges):
+            raise RequestError(422, f"{where}: edges: give [i, j] pairs of node positions "
+                                    f"(integers)")
+        e = torch.tensor(edges, dtype=torch.int64).reshape(-1, 2)  # (E, 2)
+        n = x.shape[0]
+        if e.numel() and (int(e.min()) < 0 or int(e.max()) >= n):
+            bad = int(e[(e < 0) | (e >= n)][0])
+            raise RequestError(422, f"{where}: edges: node {bad} out of range 0..{n - 1}")
+        edges_total += e.shape[0]
+        if edges_total > max_items * 10:
+            raise RequestError(413, f"edges: at most {max_items * 10:,} per request")
+        has = "edge_features" in item
+        if with_edges is None:
+            with_edges = has
+        elif has != with_edges:
+            raise RequestError(422, f"{where}: edge_features: give them for every graph or "
+                                    f"for none")
+        if has:
+            ef = item["edge_features"]
+            if not isinstance(ef, list) or len(ef) != e.shape[0]:
+                raise RequestError(422, f"{where}: edge_features: give one row per edge "
+                                        f"({e.shape[0]})")
+            efeats.append(_numbers(ef, where, "edge_features", None) if ef else None)
+        feats.append(x)
+        srcs.append(e[:, 0] + offset)
+        dsts.append(e[:, 1] + offset)
+        ids.append(gid)
+        sizes.append(n)
+        offset += n
+    g = dgl.graph((torch.cat(srcs), torch.cat(dsts)), num_nodes=offset)
+    g.ndata["feat"] = torch.cat(feats)
+    if efeats:
+        present = [f for f in efeats if f is not None]
+        if len({int(f.shape[1]) for f in present}) > 1:
+            raise RequestError(422, "edge_features: rows of different widths across graphs")
+        width = int(present[0].shape[1]) if present else 0
+        g.edata["edge_feat"] = torch.cat([f if f is not None else torch.zeros(0, width)
+                                          for f in efeats])
+    if len(set(map(repr, ids))) != len(ids):
+        raise RequestError(422, "graphs: ids must be unique")
+    ptr = torch.zeros(len(sizes) + 1, dtype=torch.int64)
+    torch.cumsum(torch.tensor(sizes), 0, out=ptr[1:])
+    table = GraphCollection(ptr, pa.array(ids))
+    return GraphData(graph=g, ids=NodeIds.identity(offset), name="request", graphs=table)
+
+
+def _numbers(rows: list[Any], where: str, key: str, width: int | None) -> torch.Tensor:
+    """Rows of numbers as float32 (R, W), all finite, ``width`` wide when given."""
+    try:
+        x = torch.tensor(rows, dtype=torch.float32)
+    except (TypeError, ValueError):
+        raise RequestError(422, f"{where}: {key}: give rows of numbers, all of the same "
+                                f"width") from None
+    if x.dim() != 2 or (width is not None and x.shape[1] != width):
+        got = x.shape[1] if x.dim() == 2 else 0
+        raise RequestError(422, f"{where}: {key}: rows of {got} numbers, but the model reads "
+                                f"{width}")
+    if not bool(torch.isfinite(x).all()):
+        raise RequestError(422, f"{where}: {key}: NaN or infinite values")
+    return x
 
 
 def _list(body: Any, key: str, limit: int) -> list[Any]:
@@ -242,9 +394,6 @@ def start_service(run_dir: Path, *, data: Path | None = None, stage: str | None 
 
     folder = find_bundle(run_dir, stage)
     meta = read_meta(folder)
-    if meta["kind"] == "graph":
-        raise ConfigError(f"{folder}: graph-level models are not served; score collections "
-                          f"with graphflow predict")
     if data is not None:
         raw = {k: v for k, v in read_toml(data).items() if k in ("pipeline", "load", "transform")}
         source = data

@@ -4,6 +4,8 @@ The trained model is a :class:`graphflow.nn.stack.GNNStack`. Each of its layers 
 its twin from :mod:`graphflow.portable.layers` (the parameters are copied), each norm,
 activation and skip connection by a copy of the torch module, and the stack by
 :class:`~graphflow.portable.stack.FullGraphModel` or :class:`~graphflow.portable.stack.BlockModel`.
+A graph-level model (:class:`graphflow.graphs.model.GraphModel` around such a stack) becomes
+:class:`~graphflow.portable.readout.GraphLevelModel`: the stack's twin, its readouts and head.
 
 Layers of other packages take part in two ways: :func:`register_twin` (a function from the
 trained layer to its twin), or a ``portable_twin(inputs)`` method on the layer itself. A twin
@@ -21,6 +23,7 @@ import torch
 from torch import nn
 
 from graphflow.errors import ConfigError
+from graphflow.graphs.model import GraphModel
 from graphflow.nn.gat import GATConv
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.gin import GINConv
@@ -30,6 +33,7 @@ from graphflow.nn.sgc import SGConv
 from graphflow.nn.stack import GNNStack
 from graphflow.portable.layers import (PortableGAT, PortableGCN, PortableGIN, PortableSAGE,
                                        PortableSGC)
+from graphflow.portable.readout import GraphLevelModel, PortableReadout
 from graphflow.portable.stack import BlockModel, FullGraphModel, Post
 
 Inputs = Literal["full", "block"]
@@ -53,19 +57,27 @@ class Unsupported(ConfigError):
     """A part of the model has no portable form for the export asked for."""
 
 
-def portable_model(model: nn.Module, inputs: Inputs = "full") -> FullGraphModel | BlockModel:
-    """The eval-mode twin of a trained :class:`~graphflow.nn.stack.GNNStack`.
+Portable = FullGraphModel | BlockModel | GraphLevelModel
 
-    :param inputs: ``"full"`` (:class:`FullGraphModel`) or ``"block"`` (:class:`BlockModel`).
+
+def portable_model(model: nn.Module, inputs: Inputs = "full") -> Portable:
+    """The eval-mode twin of a trained :class:`~graphflow.nn.stack.GNNStack`, or of a
+    graph-level :class:`~graphflow.graphs.model.GraphModel` around one.
+
+    :param inputs: ``"full"`` (:class:`FullGraphModel`; :class:`GraphLevelModel` for a graph
+        model) or ``"block"`` (:class:`BlockModel`; node-level stacks only).
     :raises Unsupported: a part has no portable twin (the message names it and what works).
     """
     if inputs not in INPUTS:
         raise ConfigError(f'inputs must be "full" or "block", got "{inputs}"')
+    if isinstance(model, GraphModel):
+        return _graph_level(model, inputs)
     if not isinstance(model, GNNStack):
         raise Unsupported(f"{_describe(model, 'the model')} has no portable form: only the "
-                          f"node-level layer stacks of [model] gcn, sage, gat, gin and sgc "
+                          f"layer stacks of [model] gcn, sage, gat, gin and sgc "
                           f"(graphflow.nn.stack.GNNStack, as node_classification trains "
-                          f"them) export; {FALLBACK}")
+                          f"them), alone or under a graph task's readout, export; "
+                          f"{FALLBACK}")
     layers = [_twin(layer, f"layers.{i}", inputs)
               for i, layer in enumerate(model.layers)]
     last = model.num_layers - 1
@@ -79,6 +91,30 @@ def portable_model(model: nn.Module, inputs: Inputs = "full") -> FullGraphModel 
                           plain_module(model.acts[i], f"acts.{i}")))
     cls = FullGraphModel if inputs == "full" else BlockModel
     return cls(layers, posts, bool(model.self_loops)).eval()
+
+
+def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
+    if inputs != "full":
+        raise Unsupported('a graph-level model takes whole graphs: export it with inputs = '
+                          '"full"')
+    encoder = model.encoder
+    if not isinstance(encoder, GNNStack):
+        raise Unsupported(f"{_describe(encoder, 'encoder')} has no portable form: graph "
+                          f"models export when their [model] is gcn, sage, gat, gin or sgc; "
+                          f"{FALLBACK}")
+    readouts = [PortableReadout(r.pooling, None if r.gate is None
+                                else plain_module(r.gate, f"readouts.{i}.gate"))
+                for i, r in enumerate(model.readouts)]
+    twin = portable_model(encoder, "full")
+    return GraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
+                           model.weight, model.bias).eval()
+
+
+def model_dims(model: nn.Module) -> tuple[int, int]:
+    """(input width, output width) of a trained stack or graph model."""
+    if isinstance(model, GraphModel):
+        return int(model.encoder.dims[0]), int(model.out_dim)
+    return int(model.dims[0]), int(model.dims[-1])
 
 
 def plain_module(module: nn.Module, name: str) -> nn.Module:
@@ -210,7 +246,7 @@ register_twin(GINEConv, _gine)
 register_twin(SGConv, _sgc)
 
 
-def twin_for_export(model: nn.Module, inputs: str, fmt: str) -> FullGraphModel | BlockModel:
+def twin_for_export(model: nn.Module, inputs: str, fmt: str) -> Portable:
     """:func:`portable_model`, its errors prefixed with ``cannot export the model to <fmt>``."""
     try:
         return portable_model(model, inputs)  # type: ignore[arg-type]

@@ -21,7 +21,7 @@ from torch import nn
 
 from graphflow.errors import ConfigError, EnvironmentProblem
 from graphflow.io.atomic import atomic_path, write_json
-from graphflow.portable.convert import Inputs, Unsupported, twin_for_export
+from graphflow.portable.convert import Inputs, Unsupported, model_dims, twin_for_export
 from graphflow.portable.layers import PortableGAT
 from graphflow.portable.signature import (OUTPUT, dynamic_axes, example_inputs, input_names,
                                           sidecar, weight_note)
@@ -68,7 +68,7 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
     buffer = io.BytesIO()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on shapes it keeps dynamic
-        torch.onnx.export(traced, example_inputs(twin, model.dims[0]), buffer,
+        torch.onnx.export(traced, example_inputs(twin, model_dims(model)[0]), buffer,
                           input_names=names, output_names=[OUTPUT],
                           dynamic_axes=dynamic_axes(twin), opset_version=opset, dynamo=False)
     proto = onnx.load_from_string(buffer.getvalue())
@@ -76,7 +76,7 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
     target = Path(path)
     with atomic_path(target) as tmp:
         tmp.write_bytes(buffer.getvalue())
-    side = sidecar(twin, "onnx", target.name, model.dims[0], model.dims[-1], model_info,
+    side = sidecar(twin, "onnx", target.name, *model_dims(model), model_info,
                    {"weight": weight or weight_note(None), "opset": opset,
                     "onnx": onnx.__version__, "torch": torch.__version__})
     meta = write_json(target.with_name(target.name + ".json"), side)

@@ -12,7 +12,10 @@ from typing import Any
 import torch
 
 from graphflow.io.plain import plain
+from graphflow.portable.readout import GraphLevelModel
 from graphflow.portable.stack import BlockModel, FullGraphModel
+
+Portable = FullGraphModel | BlockModel | GraphLevelModel
 
 BLOCK_FIELDS = ("src", "dst", "weight", "num_dst")
 OUTPUT = "logits"
@@ -24,6 +27,11 @@ PREPROCESSING = (
     "the model adds them) and the degree normalisation are computed inside the model from "
     "src and dst; do not add or fold them yourself. x holds the node features after the "
     "pipeline's transforms (the same columns and scaling as in training), dense float32.")
+
+GRAPH_PREPROCESSING = (
+    " Graph inputs: a collection of graphs as one graph whose edges never join two graphs; "
+    "graph holds the graph position (0..num_graphs-1) of every row of x, num_graphs (a 0-d "
+    "int64) the number of graphs; the output has one row of scores per graph.")
 
 BLOCK_PREPROCESSING = (
     " Block inputs: one (src, dst, weight, num_dst) group per layer, input side first; in "
@@ -54,15 +62,22 @@ def weight_note(edge_weights: bool | None) -> str:
     return "the model was trained without edge values: pass ones"
 
 
-def input_names(model: FullGraphModel | BlockModel) -> list[str]:
-    """``x, src, dst, weight``, or ``x, src_0, dst_0, weight_0, num_dst_0, src_1, ...``."""
+def input_names(model: Portable) -> list[str]:
+    """``x, src, dst, weight``, or ``x, src_0, dst_0, weight_0, num_dst_0, src_1, ...``, or
+    ``x, src, dst, weight, graph, num_graphs``."""
+    if isinstance(model, GraphLevelModel):
+        return ["x", "src", "dst", "weight", "graph", "num_graphs"]
     if isinstance(model, FullGraphModel):
         return ["x", "src", "dst", "weight"]
     return ["x"] + [f"{f}_{i}" for i in range(model.num_layers) for f in BLOCK_FIELDS]
 
 
-def dynamic_axes(model: FullGraphModel | BlockModel) -> dict[str, dict[int, str]]:
-    """The sizes that vary from call to call: node and edge counts (never the widths)."""
+def dynamic_axes(model: Portable) -> dict[str, dict[int, str]]:
+    """The sizes that vary from call to call: node, edge and graph counts (never the
+    widths)."""
+    if isinstance(model, GraphLevelModel):
+        return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
+                "graph": {0: "N"}, OUTPUT: {0: "G"}}
     if isinstance(model, FullGraphModel):
         return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
                 OUTPUT: {0: "N"}}
@@ -74,10 +89,20 @@ def dynamic_axes(model: FullGraphModel | BlockModel) -> dict[str, dict[int, str]
     return axes
 
 
-def example_inputs(model: FullGraphModel | BlockModel, in_dim: int,
-                   seed: int = 0) -> tuple[torch.Tensor, ...]:
+def example_inputs(model: Portable, in_dim: int, seed: int = 0) -> tuple[torch.Tensor, ...]:
     """A small random graph to trace with, in the flat input order of :func:`input_names`."""
     gen = torch.Generator().manual_seed(seed)
+    if isinstance(model, GraphLevelModel):  # three graphs of 3, 4 and 2 nodes
+        sizes = torch.tensor([3, 4, 2])
+        graph = torch.repeat_interleave(torch.arange(3), sizes)  # (9,)
+        owner = torch.arange(3).repeat(4)  # (12,) the graph of each edge
+        first = (torch.cumsum(sizes, 0) - sizes)[owner]
+
+        def ends() -> torch.Tensor:
+            return first + (torch.rand(12, generator=gen) * sizes[owner]).long()
+
+        return (torch.randn(9, in_dim, generator=gen), ends(), ends(),
+                torch.rand(12, generator=gen) + 0.5, graph, torch.tensor(3))
     if isinstance(model, FullGraphModel):
         n, e = 7, 16
         return (torch.randn(n, in_dim, generator=gen), *_edges(n, n, e, gen))
@@ -96,7 +121,7 @@ def _edges(num_src: int, num_dst: int, e: int,
     return src, dst, torch.rand(e, generator=gen) + 0.5
 
 
-def sidecar(model: FullGraphModel | BlockModel, fmt: str, file: str, in_dim: int,
+def sidecar(model: Portable, fmt: str, file: str, in_dim: int,
             out_dim: int, model_info: dict[str, Any] | None,
             extra: dict[str, Any] | None = None) -> dict[str, Any]:
     """The JSON beside an exported file: inputs (name, dtype, shape), output, what the
@@ -114,10 +139,16 @@ def sidecar(model: FullGraphModel | BlockModel, fmt: str, file: str, in_dim: int
         inputs += [{"name": "src", "dtype": "int64", "shape": ["E"]},
                    {"name": "dst", "dtype": "int64", "shape": ["E"]},
                    {"name": "weight", "dtype": "float32", "shape": ["E"]}]
-    rows = f"num_dst_{model.num_layers - 1}" if block else "N"
-    return {"format": fmt, "file": file, "inputs_form": "block" if block else "full",
+    graphs = isinstance(model, GraphLevelModel)
+    if graphs:
+        inputs += [{"name": "graph", "dtype": "int64", "shape": ["N"]},
+                   {"name": "num_graphs", "dtype": "int64", "shape": []}]
+    rows = f"num_dst_{model.num_layers - 1}" if block else "G" if graphs else "N"
+    more = BLOCK_PREPROCESSING if block else GRAPH_PREPROCESSING if graphs else ""
+    return {"format": fmt, "file": file,
+            "inputs_form": "block" if block else "graphs" if graphs else "full",
             "inputs": inputs,
             "outputs": [{"name": OUTPUT, "dtype": "float32", "shape": [rows, out_dim]}],
             "self_loops_added_inside": bool(model.self_loops),
-            "preprocessing": PREPROCESSING + (BLOCK_PREPROCESSING if block else ""),
+            "preprocessing": PREPROCESSING + more,
             "model_info": plain(model_info or {}), **(extra or {})}

@@ -12,7 +12,8 @@ import torch
 from torch import nn
 
 from graphflow.io.atomic import atomic_path, write_json
-from graphflow.portable.convert import Inputs, twin_for_export
+from graphflow.portable.convert import Inputs, model_dims, twin_for_export
+from graphflow.portable.readout import GraphLevelModel
 from graphflow.portable.signature import sidecar, weight_note
 
 
@@ -42,8 +43,9 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
     target = Path(path)
     with atomic_path(target) as tmp:
         scripted.save(str(tmp))
-    side = sidecar(twin, "torchscript", target.name, model.dims[0], model.dims[-1], model_info,
-                   {"weight": weight or weight_note(None), "call": _CALL[inputs],
+    call = _CALL["graphs"] if isinstance(twin, GraphLevelModel) else _CALL[inputs]
+    side = sidecar(twin, "torchscript", target.name, *model_dims(model), model_info,
+                   {"weight": weight or weight_note(None), "call": call,
                     "torch": torch.__version__})
     meta = write_json(target.with_name(target.name + ".json"), side)
     return [target, meta]
@@ -52,4 +54,5 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
 _CALL = {
     "full": "torch.jit.load(file)(x, src, dst, weight)",
     "block": "torch.jit.load(file)(x, [(src_0, dst_0, weight_0, num_dst_0), ...])",
+    "graphs": "torch.jit.load(file)(x, src, dst, weight, graph, num_graphs)",
 }

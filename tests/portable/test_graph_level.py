@@ -1,0 +1,165 @@
+"""Graph-level models (a graph task's readout and head around a layer stack) export to ONNX
+and TorchScript, run outside graphflow, and give graphflow's per-graph scores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+from graphflow.graphs.batch import GraphBatcher
+from graphflow.graphs.model import GraphModel
+from graphflow.portable import Unsupported, export_onnx, export_torchscript
+from graphflow.sparse import Adjacency
+from graphflow_plugins.models.gine import GINEModel
+from portable_cases import IN_DIM, build, run_exported
+
+CLASSES = 3
+CASES = {  # name: (layer stack, its options, readout, read-out layers)
+    "gin_sum_all": ("gin", {"layers": 3, "norm": "batch"}, "sum", "all"),
+    "gin_mean_last": ("gin", {}, "mean", "last"),
+    "sage_max_all": ("sage", {"residual": True}, "max", "all"),
+    "gcn_attention_all": ("gcn", {}, "attention", "all"),
+}
+FORMATS = ("onnx", "torchscript")
+
+
+def collection(seed: int = 1):
+    """Four graphs of 2 to 6 nodes, edges inside each; the last graph's first node has no
+    in-edge. Returns the whole collection as one batch and the raw inputs of the export."""
+    gen = torch.Generator().manual_seed(seed)
+    sizes = torch.tensor([3, 6, 2, 5])
+    ptr = torch.cat([torch.zeros(1, dtype=torch.int64), torch.cumsum(sizes, 0)])
+    owner = torch.arange(4).repeat(5)  # (20,) the graph of each edge
+    src = ptr[owner] + (torch.rand(20, generator=gen) * sizes[owner]).long()
+    dst = ptr[owner] + (torch.rand(20, generator=gen) * sizes[owner]).long()
+    dst[dst == ptr[3]] = ptr[3] + 1  # node ptr[3] has no in-edge
+    n = int(ptr[-1])
+    x = torch.randn(n, IN_DIM, generator=gen)
+    batch = GraphBatcher(Adjacency.from_edges(src, dst, n, n), ptr, x).batch(torch.arange(4))
+    graph = torch.repeat_interleave(torch.arange(4), sizes)
+    # the batch's CSR edges, as a client passes them: raw, unweighted
+    adj = batch.adj
+    inputs = [batch.x, adj.indices.long(), adj.row_index.long(), torch.ones(adj.nnz), graph,
+              torch.tensor(4)]
+    return batch, inputs
+
+
+def graph_model(kind: str, options: dict, pooling: str, layers: str, batch) -> GraphModel:
+    encoder = build(kind, **{"hidden": 8, **options})
+    model = GraphModel.probe(encoder, batch, layers, CLASSES, pooling=pooling, dropout=0.5)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    return model.eval()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("graph_level")
+    batch, inputs = collection()
+    cases, expected, keys = [], [], []
+    for name, (kind, options, pooling, layers) in CASES.items():
+        torch.manual_seed(0)
+        model = graph_model(kind, options, pooling, layers, batch)
+        with torch.no_grad():
+            ref = model(batch)[0]
+        for fmt in FORMATS:
+            path = folder / f"{name}.{'onnx' if fmt == 'onnx' else 'pt'}"
+            export = export_onnx if fmt == "onnx" else export_torchscript
+            assert export(model, path, model_info={"model": kind}) == \
+                [path, path.with_name(path.name + ".json")]
+            cases.append({"file": path, "format": fmt, "form": "full", "inputs": inputs})
+            expected.append(ref)
+            keys.append((name, fmt))
+    return dict(zip(keys, zip(run_exported(cases, folder), expected))), folder
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+@pytest.mark.parametrize("name", CASES)
+def test_exported_graph_model_matches_graphflow(exported, name, fmt):
+    results, _ = exported
+    got, expected = results[(name, fmt)]
+    assert got.shape == expected.shape == (4, CLASSES)
+    assert (got - expected).abs().max().item() < 1e-4
+
+
+def test_sidecar_names_the_graph_inputs(exported):
+    _, folder = exported
+    side = json.loads((folder / "gin_sum_all.onnx.json").read_text())
+    assert side["inputs_form"] == "graphs"
+    assert [i["name"] for i in side["inputs"]] == ["x", "src", "dst", "weight", "graph",
+                                                   "num_graphs"]
+    assert side["outputs"] == [{"name": "logits", "dtype": "float32",
+                                "shape": ["G", CLASSES]}]
+    assert "num_graphs" in side["preprocessing"]
+    call = json.loads((folder / "gin_sum_all.pt.json").read_text())["call"]
+    assert call.endswith("(x, src, dst, weight, graph, num_graphs)")
+
+
+def test_graph_models_without_a_portable_form_fail_in_one_line(tmp_path):
+    batch, _ = collection()
+    model = graph_model("gin", {}, "sum", "all", batch)
+    with pytest.raises(Unsupported, match='a graph-level model takes whole graphs: export it '
+                                          'with inputs = "full"'):
+        export_onnx(model, tmp_path / "m.onnx", inputs="block")
+    edges = Adjacency.from_edges(batch.adj.indices, batch.adj.row_index, batch.adj.num_src,
+                                 batch.adj.num_dst)
+    edges.edge_feat = torch.ones(edges.nnz, 2)
+    batch.adj = edges
+    encoder = GINEModel(GINEModel.Options(hidden=8)).build(IN_DIM, CLASSES)
+    gine = GraphModel.probe(encoder, batch, "all", CLASSES, pooling="sum", dropout=0.0)
+    with pytest.raises(Unsupported, match="reads edge features, which the portable inputs do "
+                                          "not carry"):
+        export_torchscript(gine, tmp_path / "m.pt")
+    assert not list(tmp_path.iterdir())  # nothing written
+
+
+def test_a_graph_classification_run_exports_what_it_predicted(run_toml, tmp_path):
+    """[[export]] onnx and torchscript after graph_classification: the files, run outside
+    graphflow on the collection, give the run's own per-graph logits."""
+    import numpy as np
+    import pyarrow.parquet as pq
+
+    from graphflow.portable.inputs import full_inputs
+
+    rings = (Path(__file__).resolve().parents[2] / "examples" / "data" / "rings_paths").as_posix()
+    result = run_toml(f"""
+[pipeline]
+seed = 0
+[load]
+type = "tu"
+path = "{rings}"
+name = "RP"
+features = "degree"
+[model]
+type = "gin"
+layers = 2
+hidden = 8
+[train]
+type = "graph_classification"
+epochs = 3
+batch_size = 4
+readout = "mean"
+[[export]]
+type = "onnx"
+[[export]]
+type = "torchscript"
+[[export]]
+type = "parquet"
+what = "logits"
+""")
+    out, data = result.out_dir, result.ctx.data
+    logits = torch.tensor(np.stack(pq.read_table(out / "logits.parquet").column("logits")
+                                   .to_pylist()))
+    adj = Adjacency.from_graph(data.graph)
+    inputs = [*full_inputs(adj, data.graph.ndata["feat"].float()), data.graphs.node_graph(),
+              torch.tensor(data.graphs.num_graphs)]
+    cases = [{"file": out / "model.onnx", "format": "onnx", "form": "full", "inputs": inputs},
+             {"file": out / "model.torchscript.pt", "format": "torchscript", "form": "full",
+              "inputs": inputs}]
+    for got in run_exported(cases, tmp_path):
+        assert got.shape == logits.shape == (24, 2)
+        assert (got - logits).abs().max().item() < 1e-4

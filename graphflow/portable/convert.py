@@ -5,7 +5,9 @@ its twin from :mod:`graphflow.portable.layers` (the parameters are copied), each
 activation and skip connection by a copy of the torch module, and the stack by
 :class:`~graphflow.portable.stack.FullGraphModel` or :class:`~graphflow.portable.stack.BlockModel`.
 A graph-level model (:class:`graphflow.graphs.model.GraphModel` around such a stack) becomes
-:class:`~graphflow.portable.readout.GraphLevelModel`: the stack's twin, its readouts and head.
+:class:`~graphflow.portable.readout.GraphLevelModel`: the stack's twin, its readouts and head;
+a link prediction model (:class:`graphflow.linkpred.decoders.LinkModel`)
+:class:`~graphflow.portable.pairs.LinkLevelModel`: the stack's twin and its pair decoder.
 
 Layers of other packages take part in two ways: :func:`register_twin` (a function from the
 trained layer to its twin), or a ``portable_twin(inputs)`` method on the layer itself. A twin
@@ -24,6 +26,7 @@ from torch import nn
 
 from graphflow.errors import ConfigError
 from graphflow.graphs.model import GraphModel
+from graphflow.linkpred.decoders import BilinearDecoder, DotDecoder, LinkModel, MLPDecoder
 from graphflow.nn.gat import GATConv
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.gin import GINConv
@@ -33,6 +36,8 @@ from graphflow.nn.sgc import SGConv
 from graphflow.nn.stack import GNNStack
 from graphflow.portable.layers import (PortableGAT, PortableGCN, PortableGIN, PortableSAGE,
                                        PortableSGC)
+from graphflow.portable.pairs import (LinkLevelModel, PortableBilinear, PortableDot,
+                                      PortableMLPDecoder)
 from graphflow.portable.readout import GraphLevelModel, PortableReadout
 from graphflow.portable.stack import BlockModel, FullGraphModel, Post
 
@@ -57,7 +62,7 @@ class Unsupported(ConfigError):
     """A part of the model has no portable form for the export asked for."""
 
 
-Portable = FullGraphModel | BlockModel | GraphLevelModel
+Portable = FullGraphModel | BlockModel | GraphLevelModel | LinkLevelModel
 
 
 def portable_model(model: nn.Module, inputs: Inputs = "full") -> Portable:
@@ -65,19 +70,22 @@ def portable_model(model: nn.Module, inputs: Inputs = "full") -> Portable:
     graph-level :class:`~graphflow.graphs.model.GraphModel` around one.
 
     :param inputs: ``"full"`` (:class:`FullGraphModel`; :class:`GraphLevelModel` for a graph
-        model) or ``"block"`` (:class:`BlockModel`; node-level stacks only).
+        model, :class:`LinkLevelModel` for a link model) or ``"block"`` (:class:`BlockModel`;
+        node-level stacks only).
     :raises Unsupported: a part has no portable twin (the message names it and what works).
     """
     if inputs not in INPUTS:
         raise ConfigError(f'inputs must be "full" or "block", got "{inputs}"')
     if isinstance(model, GraphModel):
         return _graph_level(model, inputs)
+    if isinstance(model, LinkModel):
+        return _link_level(model, inputs)
     if not isinstance(model, GNNStack):
         raise Unsupported(f"{_describe(model, 'the model')} has no portable form: only the "
                           f"layer stacks of [model] gcn, sage, gat, gin and sgc "
                           f"(graphflow.nn.stack.GNNStack, as node_classification trains "
-                          f"them), alone or under a graph task's readout, export; "
-                          f"{FALLBACK}")
+                          f"them), alone, under a graph task's readout or with a link "
+                          f"decoder, export; {FALLBACK}")
     layers = [_twin(layer, f"layers.{i}", inputs)
               for i, layer in enumerate(model.layers)]
     last = model.num_layers - 1
@@ -110,10 +118,35 @@ def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
                            model.weight, model.bias).eval()
 
 
+def _link_level(model: LinkModel, inputs: str) -> LinkLevelModel:
+    if inputs != "full":
+        raise Unsupported('a link prediction model scores pairs of a whole graph: export it '
+                          'with inputs = "full"')
+    encoder = model.encoder
+    if not isinstance(encoder, GNNStack):
+        raise Unsupported(f"{_describe(encoder, 'encoder')} has no portable form: link "
+                          f"models export when their [model] is gcn, sage, gat, gin or sgc; "
+                          f"{FALLBACK}")
+    decoder = model.decoder
+    if type(decoder) is DotDecoder:
+        twin: nn.Module = PortableDot()
+    elif type(decoder) is BilinearDecoder:
+        twin = PortableBilinear(dense_weight(decoder, "decoder"))
+    elif type(decoder) is MLPDecoder:
+        twin = PortableMLPDecoder(plain_module(decoder.net, "decoder.net"))
+    else:
+        raise Unsupported(f"{_describe(decoder, 'decoder')} has no portable twin (dot, mlp "
+                          f"and bilinear have); {FALLBACK}")
+    return LinkLevelModel(portable_model(encoder, "full"), twin).eval()  # type: ignore[arg-type]
+
+
 def model_dims(model: nn.Module) -> tuple[int, int]:
-    """(input width, output width) of a trained stack or graph model."""
+    """(input width, output width) of a trained stack, graph or link model (a link model's:
+    the embeddings')."""
     if isinstance(model, GraphModel):
         return int(model.encoder.dims[0]), int(model.out_dim)
+    if isinstance(model, LinkModel):
+        return int(model.encoder.dims[0]), int(model.encoder.dims[-1])
     return int(model.dims[0]), int(model.dims[-1])
 
 

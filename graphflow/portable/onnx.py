@@ -23,8 +23,8 @@ from graphflow.errors import ConfigError, EnvironmentProblem
 from graphflow.io.atomic import atomic_path, write_json
 from graphflow.portable.convert import Inputs, Unsupported, model_dims, twin_for_export
 from graphflow.portable.layers import PortableGAT
-from graphflow.portable.signature import (OUTPUT, dynamic_axes, example_inputs, input_names,
-                                          sidecar, weight_note)
+from graphflow.portable.signature import (dynamic_axes, example_inputs, input_names,
+                                          output_names, sidecar, weight_note)
 from graphflow.portable.stack import BlockModel, FlatBlockModel
 
 DEFAULT_OPSET = 18
@@ -69,7 +69,7 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the tracer's notes on shapes it keeps dynamic
         torch.onnx.export(traced, example_inputs(twin, model_dims(model)[0]), buffer,
-                          input_names=names, output_names=[OUTPUT],
+                          input_names=names, output_names=output_names(twin),
                           dynamic_axes=dynamic_axes(twin), opset_version=opset, dynamo=False)
     proto = onnx.load_from_string(buffer.getvalue())
     onnx.checker.check_model(proto)

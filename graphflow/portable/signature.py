@@ -12,13 +12,15 @@ from typing import Any
 import torch
 
 from graphflow.io.plain import plain
+from graphflow.portable.pairs import LinkLevelModel
 from graphflow.portable.readout import GraphLevelModel
 from graphflow.portable.stack import BlockModel, FullGraphModel
 
-Portable = FullGraphModel | BlockModel | GraphLevelModel
+Portable = FullGraphModel | BlockModel | GraphLevelModel | LinkLevelModel
 
 BLOCK_FIELDS = ("src", "dst", "weight", "num_dst")
 OUTPUT = "logits"
+LINK_OUTPUTS = ("embeddings", "scores")
 
 PREPROCESSING = (
     "Pass raw edges: one (src, dst) row per directed edge, as the training graph held them (an "
@@ -27,6 +29,11 @@ PREPROCESSING = (
     "the model adds them) and the degree normalisation are computed inside the model from "
     "src and dst; do not add or fold them yourself. x holds the node features after the "
     "pipeline's transforms (the same columns and scaling as in training), dense float32.")
+
+PAIR_PREPROCESSING = (
+    " Pair inputs: pair_src and pair_dst (P,) int64 name the rows of x whose pairs are "
+    "scored; the outputs are every node's embedding and each pair's raw score (higher = "
+    "more likely an edge).")
 
 GRAPH_PREPROCESSING = (
     " Graph inputs: a collection of graphs as one graph whose edges never join two graphs; "
@@ -67,9 +74,16 @@ def input_names(model: Portable) -> list[str]:
     ``x, src, dst, weight, graph, num_graphs``."""
     if isinstance(model, GraphLevelModel):
         return ["x", "src", "dst", "weight", "graph", "num_graphs"]
+    if isinstance(model, LinkLevelModel):
+        return ["x", "src", "dst", "weight", "pair_src", "pair_dst"]
     if isinstance(model, FullGraphModel):
         return ["x", "src", "dst", "weight"]
     return ["x"] + [f"{f}_{i}" for i in range(model.num_layers) for f in BLOCK_FIELDS]
+
+
+def output_names(model: Portable) -> list[str]:
+    """``logits``, or a link model's ``embeddings, scores``."""
+    return list(LINK_OUTPUTS) if isinstance(model, LinkLevelModel) else [OUTPUT]
 
 
 def dynamic_axes(model: Portable) -> dict[str, dict[int, str]]:
@@ -78,6 +92,10 @@ def dynamic_axes(model: Portable) -> dict[str, dict[int, str]]:
     if isinstance(model, GraphLevelModel):
         return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
                 "graph": {0: "N"}, OUTPUT: {0: "G"}}
+    if isinstance(model, LinkLevelModel):
+        return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
+                "pair_src": {0: "P"}, "pair_dst": {0: "P"}, "embeddings": {0: "N"},
+                "scores": {0: "P"}}
     if isinstance(model, FullGraphModel):
         return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
                 OUTPUT: {0: "N"}}
@@ -103,6 +121,11 @@ def example_inputs(model: Portable, in_dim: int, seed: int = 0) -> tuple[torch.T
 
         return (torch.randn(9, in_dim, generator=gen), ends(), ends(),
                 torch.rand(12, generator=gen) + 0.5, graph, torch.tensor(3))
+    if isinstance(model, LinkLevelModel):  # the graph and 5 pairs of its nodes
+        n, e = 7, 16
+        return (torch.randn(n, in_dim, generator=gen), *_edges(n, n, e, gen),
+                torch.randint(0, n, (5,), generator=gen), torch.randint(0, n, (5,),
+                                                                        generator=gen))
     if isinstance(model, FullGraphModel):
         n, e = 7, 16
         return (torch.randn(n, in_dim, generator=gen), *_edges(n, n, e, gen))
@@ -140,15 +163,23 @@ def sidecar(model: Portable, fmt: str, file: str, in_dim: int,
                    {"name": "dst", "dtype": "int64", "shape": ["E"]},
                    {"name": "weight", "dtype": "float32", "shape": ["E"]}]
     graphs = isinstance(model, GraphLevelModel)
+    pairs = isinstance(model, LinkLevelModel)
     if graphs:
         inputs += [{"name": "graph", "dtype": "int64", "shape": ["N"]},
                    {"name": "num_graphs", "dtype": "int64", "shape": []}]
+    if pairs:
+        inputs += [{"name": "pair_src", "dtype": "int64", "shape": ["P"]},
+                   {"name": "pair_dst", "dtype": "int64", "shape": ["P"]}]
     rows = f"num_dst_{model.num_layers - 1}" if block else "G" if graphs else "N"
-    more = BLOCK_PREPROCESSING if block else GRAPH_PREPROCESSING if graphs else ""
-    return {"format": fmt, "file": file,
-            "inputs_form": "block" if block else "graphs" if graphs else "full",
+    more = BLOCK_PREPROCESSING if block else GRAPH_PREPROCESSING if graphs \
+        else PAIR_PREPROCESSING if pairs else ""
+    outputs = [{"name": "embeddings", "dtype": "float32", "shape": ["N", out_dim]},
+               {"name": "scores", "dtype": "float32", "shape": ["P"]}] if pairs \
+        else [{"name": OUTPUT, "dtype": "float32", "shape": [rows, out_dim]}]
+    form = "block" if block else "graphs" if graphs else "pairs" if pairs else "full"
+    return {"format": fmt, "file": file, "inputs_form": form,
             "inputs": inputs,
-            "outputs": [{"name": OUTPUT, "dtype": "float32", "shape": [rows, out_dim]}],
+            "outputs": outputs,
             "self_loops_added_inside": bool(model.self_loops),
             "preprocessing": PREPROCESSING + more,
             "model_info": plain(model_info or {}), **(extra or {})}

@@ -37,9 +37,9 @@ class OnnxExporter(PortableExporter):
 
     The message passing is standard ONNX (Gather, TopK, CumSum, ScatterElements); self-loops
     and degree normalisation are computed inside from the raw edges (docs/inference.md). Node
-    and edge counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export, alone
-    or under a graph task's read-out (then with the inputs ``graph`` and ``num_graphs``, one
-    row per graph out); another model stops the export with one line naming its part, and
+    and edge counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export, alone,
+    under a graph task's read-out (then with the inputs ``graph`` and ``num_graphs``, one
+    row per graph out) or with a link decoder (inputs ``pair_src``, ``pair_dst``); another model stops the export with one line naming its part, and
     nothing is written.
     """
 

@@ -29,8 +29,9 @@ class TorchScriptExporter(PortableExporter):
 
     The message passing is a sparse COO product (``torch.sparse.mm``); self-loops and degree
     normalisation are computed inside from the raw edges (docs/inference.md). Models of
-    ``[model]`` gcn, sage, gin, sgc and gat export (alone, or under a graph task's read-out,
-    with the inputs ``graph`` and ``num_graphs``); another model stops the export with one
+    ``[model]`` gcn, sage, gin, sgc and gat export (alone, under a graph task's read-out with
+    the inputs ``graph`` and ``num_graphs``, or with a link decoder and ``pair_src``,
+    ``pair_dst``); another model stops the export with one
     line naming its part, and nothing is written.
     """
 

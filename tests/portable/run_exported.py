@@ -5,7 +5,8 @@ TorchScript, onnxruntime for ONNX. Imports neither graphflow nor DGL, and checks
 
 CASES.pt (``torch.load(weights_only=True)``): a list of ``{"file", "format" ("onnx" |
 "torchscript"), "form" ("full" | "block"), "inputs": [x, src, dst, weight] or [x, src_0,
-dst_0, weight_0, num_dst_0, ...]}``. OUT.pt: the list of outputs, in order.
+dst_0, weight_0, num_dst_0, ...]}``. OUT.pt: the list of outputs, in order (a list of
+tensors for a model with several outputs: a link model's embeddings and scores).
 """
 
 import sys
@@ -19,7 +20,8 @@ def run_torchscript(case):
     inputs = case["inputs"]
     with torch.no_grad():
         if case["form"] == "full":
-            return module(*inputs)
+            out = module(*inputs)
+            return list(out) if isinstance(out, tuple) else out
         rest = inputs[1:]
         blocks = [tuple(rest[i:i + 4]) for i in range(0, len(rest), 4)]
         return module(inputs[0], blocks)
@@ -31,8 +33,8 @@ def run_onnx(case):
     session = ort.InferenceSession(case["file"], providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
     feeds = {name: t.numpy() for name, t in zip(names, case["inputs"])}
-    (out,) = session.run(None, feeds)
-    return torch.from_numpy(np.asarray(out))
+    outs = [torch.from_numpy(np.asarray(o)) for o in session.run(None, feeds)]
+    return outs[0] if len(outs) == 1 else outs
 
 
 def main(cases_path, out_path):

@@ -34,11 +34,11 @@ from graphflow.nn.gine import GINEConv
 from graphflow.nn.sage import SAGEConv
 from graphflow.nn.sgc import SGConv
 from graphflow.nn.stack import GNNStack
-from graphflow.portable.layers import (PortableGAT, PortableGCN, PortableGIN, PortableSAGE,
-                                       PortableSGC)
+from graphflow.portable.layers import (PortableGAT, PortableGCN, PortableGIN, PortableGINE,
+                                       PortableSAGE, PortableSGC)
 from graphflow.portable.pairs import (LinkLevelModel, PortableBilinear, PortableDot,
                                       PortableMLPDecoder)
-from graphflow.portable.readout import GraphLevelModel, PortableReadout
+from graphflow.portable.readout import EdgeGraphLevelModel, GraphLevelModel, PortableReadout
 from graphflow.portable.stack import BlockModel, FullGraphModel, Post
 
 Inputs = Literal["full", "block"]
@@ -65,13 +65,16 @@ class Unsupported(ConfigError):
 Portable = FullGraphModel | BlockModel | GraphLevelModel | LinkLevelModel
 
 
-def portable_model(model: nn.Module, inputs: Inputs = "full") -> Portable:
+def portable_model(model: nn.Module, inputs: Inputs = "full", *,
+                   edge_features: bool = False) -> Portable:
     """The eval-mode twin of a trained :class:`~graphflow.nn.stack.GNNStack`, or of a
     graph-level :class:`~graphflow.graphs.model.GraphModel` around one.
 
     :param inputs: ``"full"`` (:class:`FullGraphModel`; :class:`GraphLevelModel` for a graph
         model, :class:`LinkLevelModel` for a link model) or ``"block"`` (:class:`BlockModel`;
         node-level stacks only).
+    :param edge_features: internal: the stack's twin may read edge features (``gine``), as
+        under a graph task's read-out, whose export takes them (``edge_feat``).
     :raises Unsupported: a part has no portable twin (the message names it and what works).
     """
     if inputs not in INPUTS:
@@ -88,6 +91,12 @@ def portable_model(model: nn.Module, inputs: Inputs = "full") -> Portable:
                           f"decoder, export; {FALLBACK}")
     layers = [_twin(layer, f"layers.{i}", inputs)
               for i, layer in enumerate(model.layers)]
+    reads_edges = [i for i, t in enumerate(layers) if isinstance(t, PortableGINE)]
+    if reads_edges and not edge_features:
+        i = reads_edges[0]
+        raise Unsupported(f"{_describe(model.layers[i], f'layers.{i}')} reads edge features, "
+                          f"which the portable inputs of a node-level stack do not carry (a "
+                          f"graph task's export does: edge_feat); {FALLBACK}")
     last = model.num_layers - 1
     posts = []
     for i in range(model.num_layers):
@@ -113,9 +122,16 @@ def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
     readouts = [PortableReadout(r.pooling, None if r.gate is None
                                 else plain_module(r.gate, f"readouts.{i}.gate"))
                 for i, r in enumerate(model.readouts)]
-    twin = portable_model(encoder, "full")
-    return GraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
-                           model.weight, model.bias).eval()
+    twin = portable_model(encoder, "full", edge_features=True)
+    edges = any(isinstance(layer, PortableGINE) for layer in twin.layers)  # type: ignore[union-attr]
+    if not edges:
+        return GraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
+                               model.weight, model.bias).eval()
+    first = next(layer for layer in encoder.layers if isinstance(layer, GINEConv))
+    edge_dim = first.edge_encoder.in_features if isinstance(first.edge_encoder, nn.Linear) \
+        else int(encoder.dims[list(encoder.layers).index(first)])
+    return EdgeGraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
+                               model.weight, model.bias, edge_dim=edge_dim).eval()
 
 
 def _link_level(model: LinkModel, inputs: str) -> LinkLevelModel:
@@ -245,10 +261,11 @@ def _gin(conv: GINConv, name: str, inputs: str) -> nn.Module:
 
 
 def _gine(conv: GINEConv, name: str, inputs: str) -> nn.Module:
-    # registered so that GIN's twin (its base class) is not taken: it would drop the edges'
-    # features without a word
-    raise Unsupported(f"{_describe(conv, name)} reads edge features, which the portable "
-                      f"inputs do not carry; {FALLBACK}")
+    # registered before GIN's twin (its base class), which would drop the edge features
+    mlp = nn.Identity() if conv.mlp is None else plain_module(conv.mlp, f"{name}.mlp")
+    encoder = nn.Identity() if conv.edge_encoder is None \
+        else plain_module(conv.edge_encoder, f"{name}.edge_encoder")
+    return PortableGINE(conv.eps, mlp, encoder)
 
 
 def _sgc(conv: SGConv, name: str, inputs: str) -> nn.Module:

@@ -22,7 +22,7 @@ convention; the full graph has ``num_dst = num_src = N``).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import NamedTuple, Optional
 
 import torch
 from torch import Tensor
@@ -45,6 +45,9 @@ class Edges(NamedTuple):
     """float (num_src,): out-edges of each source, at least 1."""
     dst_rows: Tensor
     """int64 (num_dst,): ``0..num_dst-1``, the rows of ``x`` that are destinations."""
+    feat: Tensor
+    """float (E', D): each edge's feature vector (zeros for a self-loop slot); (0, 0) for a
+    graph passed without edge features."""
 
 
 def block_graph(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, num_dst: Tensor,
@@ -55,15 +58,16 @@ def block_graph(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, num_dst: Te
     return _edges(x, src, dst, weight, dst_rows, self_loops)
 
 
-def full_graph(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, self_loops: bool) -> Edges:
+def full_graph(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, self_loops: bool,
+               feat: Optional[Tensor] = None) -> Edges:
     """The :class:`Edges` of a whole graph: every one of the N rows of ``x`` is a
-    destination."""
+    destination; ``feat`` (E, D) the edges' feature vectors, when the model reads them."""
     dst_rows = torch.arange(x.shape[0], dtype=torch.int64, device=x.device)  # (N,)
-    return _edges(x, src, dst, weight, dst_rows, self_loops)
+    return _edges(x, src, dst, weight, dst_rows, self_loops, feat)
 
 
 def _edges(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, dst_rows: Tensor,
-           self_loops: bool) -> Edges:
+           self_loops: bool, feat: Optional[Tensor] = None) -> Edges:
     src, dst = src.to(torch.int64), dst.to(torch.int64)
     weight = weight.to(x.dtype)
     checked = True
@@ -73,6 +77,13 @@ def _edges(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, dst_rows: Tensor
         _check_ids(src, x.shape[0], "src")
         _check_ids(dst, dst_rows.shape[0], "dst")
     count = torch.ones_like(weight)  # (E,)
+    if feat is None:
+        feat = torch.zeros(0, 0, dtype=x.dtype, device=x.device)
+    else:
+        feat = feat.to(x.dtype)
+        if checked and feat.shape[0] != src.shape[0]:
+            raise ValueError("edge_feat holds " + str(feat.shape[0]) + " rows for "
+                             + str(src.shape[0]) + " edges: give one row per edge")
     if self_loops:
         # has_loop[i] > 0 when some edge i -> i exists; the slot of i is then left empty.
         is_loop = (src == dst).to(x.dtype)  # (E,)
@@ -82,10 +93,13 @@ def _edges(x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, dst_rows: Tensor
         dst = torch.cat([dst, dst_rows])
         weight = torch.cat([weight, slot])
         count = torch.cat([count, slot])  # (E + num_dst,)
+        if feat.shape[0] > 0:  # a loop slot carries zeros
+            feat = torch.cat([feat, torch.zeros(dst_rows.shape[0], feat.shape[1],
+                                                dtype=feat.dtype, device=feat.device)])
     in_deg = torch.zeros_like(dst_rows, dtype=x.dtype).scatter_add(0, dst, count)
     out_deg = torch.zeros_like(x[:, 0]).scatter_add(0, src, count)  # (num_src,)
     return Edges(src, dst, weight * count, count, in_deg.clamp(min=1.0),
-                 out_deg.clamp(min=1.0), dst_rows)
+                 out_deg.clamp(min=1.0), dst_rows, feat)
 
 
 def _check_ids(ids: Tensor, bound: int, name: str) -> None:
@@ -119,6 +133,19 @@ def aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
     return torch.sparse.mm(adj, h)
 
 
+def edge_sum(messages: Tensor, g: Edges) -> Tensor:
+    """``out_i = sum_k messages_k`` over the edges ``k`` into ``i``: (E', F) per-edge messages
+    (GINE's) -> (num_dst, F). ``scatter_add`` in torch and TorchScript; in an ONNX export the
+    segment sum of :func:`aggregate`."""
+    if not torch.jit.is_scripting():
+        if torch.onnx.is_in_onnx_export():
+            return _segment_sum(messages, g)
+    index = g.dst.unsqueeze(1).expand(-1, messages.shape[1])
+    out = torch.zeros(g.dst_rows.shape[0], messages.shape[1], dtype=messages.dtype,
+                      device=messages.device)
+    return out.scatter_add(0, index, messages)
+
+
 @torch.jit.unused
 def _segment_aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
     """The ONNX form of :func:`aggregate`: the messages sorted by destination (TopK), their
@@ -132,12 +159,26 @@ def _segment_aggregate(h: Tensor, g: Edges, values: Tensor) -> Tensor:
     """
     order = torch.sort(g.dst)[1]  # (E',) edges grouped by destination
     messages = gather(h, gather(g.src, order)) * gather(values, order).unsqueeze(1)
+    return _sorted_segment_sum(messages, g)
+
+
+@torch.jit.unused
+def _segment_sum(messages: Tensor, g: Edges) -> Tensor:
+    """Per-edge messages (E', F) summed by destination with ONNX operators (see
+    :func:`_segment_aggregate`)."""
+    order = torch.sort(g.dst)[1]  # (E',) edges grouped by destination
+    return _sorted_segment_sum(gather(messages, order), g)
+
+
+@torch.jit.unused
+def _sorted_segment_sum(messages: Tensor, g: Edges) -> Tensor:
+    """The sums by destination of messages already sorted by destination."""
     running = messages.double().cumsum(0)  # (E', F)
     running = torch.cat([torch.zeros_like(running[:1]), running])  # (E' + 1, F)
     counts = torch.zeros_like(g.dst_rows).scatter_add(0, g.dst, torch.ones_like(g.dst))
     ends = torch.cat([torch.zeros_like(counts[:1]), counts.cumsum(0)])  # (num_dst + 1,)
     out = gather(running, ends[1:]) - gather(running, ends[:-1])  # (num_dst, F)
-    return out.to(h.dtype)
+    return out.to(messages.dtype)
 
 
 @torch.jit.unused

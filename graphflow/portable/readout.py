@@ -22,7 +22,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from graphflow.portable.graph import full_graph, gather
+from graphflow.portable.graph import Edges, full_graph, gather
 from graphflow.portable.stack import FullGraphModel
 
 
@@ -91,7 +91,11 @@ class GraphLevelModel(nn.Module):
 
     def forward(self, x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, graph: Tensor,
                 num_graphs: Tensor) -> Tensor:
-        g = full_graph(x, src, dst, weight, self.self_loops)
+        return self.scores(x, full_graph(x, src, dst, weight, self.self_loops), graph,
+                           num_graphs)
+
+    def scores(self, x: Tensor, g: Edges, graph: Tensor, num_graphs: Tensor) -> Tensor:
+        """(num_graphs, C): the layers on ``g``, the read-outs and the head."""
         graph = graph.to(torch.int64)
         outs: List[Tensor] = [x] if self.read_all else []
         h = x
@@ -107,3 +111,19 @@ class GraphLevelModel(nn.Module):
             pooled.append(readout(outs[i], graph, num_graphs))
             i += 1
         return F.linear(torch.cat(pooled, dim=1), self.weight, self.bias)  # (G, C)
+
+
+class EdgeGraphLevelModel(GraphLevelModel):
+    """:class:`GraphLevelModel` of a stack that reads edge features (``gine``), which arrive
+    as one more input: ``(x, src, dst, weight, edge_feat, graph, num_graphs) -> (G, C)``,
+    ``edge_feat`` (E, D) float32, one row per edge in the order of ``src`` and ``dst``."""
+
+    def __init__(self, encoder: FullGraphModel, readouts: list[PortableReadout],
+                 read_all: bool, weight: Tensor, bias: Tensor, *, edge_dim: int):
+        super().__init__(encoder, readouts, read_all, weight, bias)
+        self.edge_dim = edge_dim  # D, the width of edge_feat
+
+    def forward(self, x: Tensor, src: Tensor, dst: Tensor, weight: Tensor,  # type: ignore[override]
+                edge_feat: Tensor, graph: Tensor, num_graphs: Tensor) -> Tensor:
+        g = full_graph(x, src, dst, weight, self.self_loops, edge_feat)
+        return self.scores(x, g, graph, num_graphs)

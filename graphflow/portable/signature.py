@@ -13,7 +13,7 @@ import torch
 
 from graphflow.io.plain import plain
 from graphflow.portable.pairs import LinkLevelModel
-from graphflow.portable.readout import GraphLevelModel
+from graphflow.portable.readout import EdgeGraphLevelModel, GraphLevelModel
 from graphflow.portable.stack import BlockModel, FullGraphModel
 
 Portable = FullGraphModel | BlockModel | GraphLevelModel | LinkLevelModel
@@ -38,7 +38,9 @@ PAIR_PREPROCESSING = (
 GRAPH_PREPROCESSING = (
     " Graph inputs: a collection of graphs as one graph whose edges never join two graphs; "
     "graph holds the graph position (0..num_graphs-1) of every row of x, num_graphs (a 0-d "
-    "int64) the number of graphs; the output has one row of scores per graph.")
+    "int64) the number of graphs; the output has one row of scores per graph. A model that "
+    "reads edge features (gine) takes edge_feat, one row per edge in the order of src and "
+    "dst, as the training collection's edata['edge_feat'].")
 
 BLOCK_PREPROCESSING = (
     " Block inputs: one (src, dst, weight, num_dst) group per layer, input side first; in "
@@ -72,6 +74,8 @@ def weight_note(edge_weights: bool | None) -> str:
 def input_names(model: Portable) -> list[str]:
     """``x, src, dst, weight``, or ``x, src_0, dst_0, weight_0, num_dst_0, src_1, ...``, or
     ``x, src, dst, weight, graph, num_graphs``."""
+    if isinstance(model, EdgeGraphLevelModel):
+        return ["x", "src", "dst", "weight", "edge_feat", "graph", "num_graphs"]
     if isinstance(model, GraphLevelModel):
         return ["x", "src", "dst", "weight", "graph", "num_graphs"]
     if isinstance(model, LinkLevelModel):
@@ -90,8 +94,11 @@ def dynamic_axes(model: Portable) -> dict[str, dict[int, str]]:
     """The sizes that vary from call to call: node, edge and graph counts (never the
     widths)."""
     if isinstance(model, GraphLevelModel):
-        return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
+        axes = {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
                 "graph": {0: "N"}, OUTPUT: {0: "G"}}
+        if isinstance(model, EdgeGraphLevelModel):
+            axes["edge_feat"] = {0: "E"}
+        return axes
     if isinstance(model, LinkLevelModel):
         return {"x": {0: "N"}, "src": {0: "E"}, "dst": {0: "E"}, "weight": {0: "E"},
                 "pair_src": {0: "P"}, "pair_dst": {0: "P"}, "embeddings": {0: "N"},
@@ -119,8 +126,11 @@ def example_inputs(model: Portable, in_dim: int, seed: int = 0) -> tuple[torch.T
         def ends() -> torch.Tensor:
             return first + (torch.rand(12, generator=gen) * sizes[owner]).long()
 
-        return (torch.randn(9, in_dim, generator=gen), ends(), ends(),
-                torch.rand(12, generator=gen) + 0.5, graph, torch.tensor(3))
+        edges = (torch.randn(9, in_dim, generator=gen), ends(), ends(),
+                 torch.rand(12, generator=gen) + 0.5)
+        if isinstance(model, EdgeGraphLevelModel):
+            edges += (torch.randn(12, model.edge_dim, generator=gen),)
+        return (*edges, graph, torch.tensor(3))
     if isinstance(model, LinkLevelModel):  # the graph and 5 pairs of its nodes
         n, e = 7, 16
         return (torch.randn(n, in_dim, generator=gen), *_edges(n, n, e, gen),
@@ -164,6 +174,8 @@ def sidecar(model: Portable, fmt: str, file: str, in_dim: int,
                    {"name": "weight", "dtype": "float32", "shape": ["E"]}]
     graphs = isinstance(model, GraphLevelModel)
     pairs = isinstance(model, LinkLevelModel)
+    if isinstance(model, EdgeGraphLevelModel):
+        inputs += [{"name": "edge_feat", "dtype": "float32", "shape": ["E", model.edge_dim]}]
     if graphs:
         inputs += [{"name": "graph", "dtype": "int64", "shape": ["N"]},
                    {"name": "num_graphs", "dtype": "int64", "shape": []}]

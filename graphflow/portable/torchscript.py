@@ -14,7 +14,7 @@ from torch import nn
 from graphflow.io.atomic import atomic_path, write_json
 from graphflow.portable.convert import Inputs, model_dims, twin_for_export
 from graphflow.portable.pairs import LinkLevelModel
-from graphflow.portable.readout import GraphLevelModel
+from graphflow.portable.readout import EdgeGraphLevelModel, GraphLevelModel
 from graphflow.portable.signature import sidecar, weight_note
 
 
@@ -44,7 +44,8 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
     target = Path(path)
     with atomic_path(target) as tmp:
         scripted.save(str(tmp))
-    call = _CALL["graphs"] if isinstance(twin, GraphLevelModel) \
+    call = _CALL["edge_graphs"] if isinstance(twin, EdgeGraphLevelModel) \
+        else _CALL["graphs"] if isinstance(twin, GraphLevelModel) \
         else _CALL["pairs"] if isinstance(twin, LinkLevelModel) else _CALL[inputs]
     side = sidecar(twin, "torchscript", target.name, *model_dims(model), model_info,
                    {"weight": weight or weight_note(None), "call": call,
@@ -57,6 +58,7 @@ _CALL = {
     "full": "torch.jit.load(file)(x, src, dst, weight)",
     "block": "torch.jit.load(file)(x, [(src_0, dst_0, weight_0, num_dst_0), ...])",
     "graphs": "torch.jit.load(file)(x, src, dst, weight, graph, num_graphs)",
+    "edge_graphs": "torch.jit.load(file)(x, src, dst, weight, edge_feat, graph, num_graphs)",
     "pairs": "embeddings, scores = torch.jit.load(file)(x, src, dst, weight, pair_src, "
              "pair_dst)",
 }

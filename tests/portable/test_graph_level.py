@@ -6,13 +6,17 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 import torch
 
 from graphflow.graphs.batch import GraphBatcher
 from graphflow.graphs.model import GraphModel
 from graphflow.portable import Unsupported, export_onnx, export_torchscript
+from graphflow.portable.inputs import full_inputs
 from graphflow.sparse import Adjacency
+from graphflow_plugins.loaders.tu import TULoader, TUOptions
 from graphflow_plugins.models.gine import GINEModel
 from portable_cases import IN_DIM, build, run_exported
 
@@ -105,26 +109,47 @@ def test_graph_models_without_a_portable_form_fail_in_one_line(tmp_path):
     with pytest.raises(Unsupported, match='a graph-level model takes whole graphs: export it '
                                           'with inputs = "full"'):
         export_onnx(model, tmp_path / "m.onnx", inputs="block")
-    edges = Adjacency.from_edges(batch.adj.indices, batch.adj.row_index, batch.adj.num_src,
-                                 batch.adj.num_dst)
-    edges.edge_feat = torch.ones(edges.nnz, 2)
-    batch.adj = edges
-    encoder = GINEModel(GINEModel.Options(hidden=8)).build(IN_DIM, CLASSES)
-    gine = GraphModel.probe(encoder, batch, "all", CLASSES, pooling="sum", dropout=0.0)
-    with pytest.raises(Unsupported, match="reads edge features, which the portable inputs do "
-                                          "not carry"):
-        export_torchscript(gine, tmp_path / "m.pt")
     assert not list(tmp_path.iterdir())  # nothing written
+
+
+def gine_case(seed: int = 2):
+    """A gine graph model on the collection with 2-wide edge features, its inputs (edge_feat
+    in the order of src and dst) and graphflow's scores."""
+    batch, inputs = collection()
+    gen = torch.Generator().manual_seed(seed)
+    adj = batch.adj
+    adj.edge_feat = torch.randn(adj.nnz, 2, generator=gen)  # CSR order, as src / dst above
+    torch.manual_seed(seed)
+    encoder = GINEModel(GINEModel.Options(hidden=8, layers=2, norm="batch")).build(IN_DIM, 8)
+    model = GraphModel.probe(encoder, batch, "all", CLASSES, pooling="sum", dropout=0.0)
+    with torch.no_grad():
+        for p in model.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    model.eval()
+    with torch.no_grad():
+        ref = model(batch)[0]
+    return model, [*inputs[:4], adj.edge_feat, *inputs[4:]], ref
+
+
+def test_gine_exports_with_its_edge_features(tmp_path):
+    model, inputs, ref = gine_case()
+    cases = []
+    for fmt, export in (("onnx", export_onnx), ("torchscript", export_torchscript)):
+        path = tmp_path / f"gine.{'onnx' if fmt == 'onnx' else 'pt'}"
+        export(model, path)
+        cases.append({"file": path, "format": fmt, "form": "full", "inputs": inputs})
+    for got in run_exported(cases, tmp_path):
+        assert got.shape == ref.shape == (4, CLASSES)
+        assert (got - ref).abs().max().item() < 1e-4
+    side = json.loads((tmp_path / "gine.onnx.json").read_text())
+    assert [i["name"] for i in side["inputs"]] == ["x", "src", "dst", "weight", "edge_feat",
+                                                   "graph", "num_graphs"]
+    assert side["inputs"][4] == {"name": "edge_feat", "dtype": "float32", "shape": ["E", 2]}
 
 
 def test_a_graph_classification_run_exports_what_it_predicted(run_toml, tmp_path):
     """[[export]] onnx and torchscript after graph_classification: the files, run outside
     graphflow on the collection, give the run's own per-graph logits."""
-    import numpy as np
-    import pyarrow.parquet as pq
-
-    from graphflow.portable.inputs import full_inputs
-
     rings = (Path(__file__).resolve().parents[2] / "examples" / "data" / "rings_paths").as_posix()
     result = run_toml(f"""
 [pipeline]
@@ -163,3 +188,27 @@ what = "logits"
     for got in run_exported(cases, tmp_path):
         assert got.shape == logits.shape == (24, 2)
         assert (got - logits).abs().max().item() < 1e-4
+
+
+def test_the_bond_types_example_exports_with_its_edge_features(cli, tmp_path):
+    """examples/tu_bond_types.toml (gine) with an ONNX export: onnxruntime, given the
+    collection's edges and their bond types, gives the run's own logits."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "tu_bond_types.toml"
+    text = example.read_text().replace('"data/bond_types"', '"' + (
+        example.parent / "data" / "bond_types").as_posix() + '"')
+    (tmp_path / "p.toml").write_text(text + '\n[[export]]\ntype = "onnx"\n\n[[export]]\n'
+                                     'type = "parquet"\nwhat = "logits"\n')
+    code, out, err = cli("run", tmp_path / "p.toml", "--out-dir", tmp_path / "run", "--quiet")
+    assert code == 0, err
+    logits = torch.tensor(np.stack(pq.read_table(tmp_path / "run" / "logits.parquet")
+                                   .column("logits").to_pylist()))
+    data = TULoader(TUOptions(path=example.parent / "data" / "bond_types", name="BT",
+                              features="labels")).load(None)
+    src, dst = data.graph.edges()
+    inputs = [data.graph.ndata["feat"].float(), src, dst, torch.ones(src.shape[0]),
+              data.graph.edata["edge_feat"].float(), data.graphs.node_graph(),
+              torch.tensor(data.graphs.num_graphs)]
+    (got,) = run_exported([{"file": tmp_path / "run" / "model.onnx", "format": "onnx",
+                            "form": "full", "inputs": inputs}], tmp_path)
+    assert got.shape == logits.shape == (24, 2)
+    assert (got - logits).abs().max().item() < 1e-4

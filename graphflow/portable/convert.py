@@ -110,15 +110,20 @@ def portable_model(model: nn.Module, inputs: Inputs = "full", *,
     return cls(layers, posts, bool(model.self_loops)).eval()
 
 
-def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
+def _encoder(model: nn.Module, inputs: str, what: str) -> GNNStack:
+    """The layer stack under a graph or link model, which exports with whole graphs only."""
     if inputs != "full":
-        raise Unsupported('a graph-level model takes whole graphs: export it with inputs = '
-                          '"full"')
+        raise Unsupported(f'a {what} model takes whole graphs: export it with inputs = "full"')
     encoder = model.encoder
     if not isinstance(encoder, GNNStack):
-        raise Unsupported(f"{_describe(encoder, 'encoder')} has no portable form: graph "
+        raise Unsupported(f"{_describe(encoder, 'encoder')} has no portable form: {what} "
                           f"models export when their [model] is gcn, sage, gat, gin or sgc; "
                           f"{FALLBACK}")
+    return encoder
+
+
+def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
+    encoder = _encoder(model, inputs, "graph-level")
     readouts = [PortableReadout(r.pooling, None if r.gate is None
                                 else plain_module(r.gate, f"readouts.{i}.gate"))
                 for i, r in enumerate(model.readouts)]
@@ -135,14 +140,7 @@ def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
 
 
 def _link_level(model: LinkModel, inputs: str) -> LinkLevelModel:
-    if inputs != "full":
-        raise Unsupported('a link prediction model scores pairs of a whole graph: export it '
-                          'with inputs = "full"')
-    encoder = model.encoder
-    if not isinstance(encoder, GNNStack):
-        raise Unsupported(f"{_describe(encoder, 'encoder')} has no portable form: link "
-                          f"models export when their [model] is gcn, sage, gat, gin or sgc; "
-                          f"{FALLBACK}")
+    encoder = _encoder(model, inputs, "link prediction")
     decoder = model.decoder
     if type(decoder) is DotDecoder:
         twin: nn.Module = PortableDot()

@@ -80,8 +80,8 @@ def test_sidecar_names_the_pair_inputs_and_both_outputs(exported):
 
 def test_link_models_without_a_portable_form_fail_in_one_line(tmp_path):
     model = link_model("sage", {}, "dot")
-    with pytest.raises(Unsupported, match='scores pairs of a whole graph: export it with '
-                                          'inputs = "full"'):
+    with pytest.raises(Unsupported, match='a link prediction model takes whole graphs: '
+                                          'export it with inputs = "full"'):
         export_onnx(model, tmp_path / "m.onnx", inputs="block")
 
     class Cosine(torch.nn.Module):
@@ -96,34 +96,13 @@ def test_link_models_without_a_portable_form_fail_in_one_line(tmp_path):
 
 
 def test_a_link_prediction_run_exports_what_it_scored(run_toml, tmp_path):
-    """[[export]] onnx after link_prediction: the file, run outside graphflow on the training
-    graph, gives the run's own scores of its held-out test pairs."""
-    data_dir = Path(__file__).resolve().parents[2] / "examples" / "data"
-    result = run_toml(f"""
-[pipeline]
-seed = 0
-[load]
-type = "edgelist"
-path = "{(data_dir / 'papers.tsv').as_posix()}"
-delimiter = "tab"
-directed = false
-nodes = "{(data_dir / 'papers_nodes.parquet').as_posix()}"
-[[transform]]
-type = "link_split"
-val = 0.05
-test = 0.1
-[model]
-type = "sage"
-[train]
-type = "link_prediction"
-epochs = 2
-decoder = "mlp"
-[[export]]
-type = "onnx"
-[[export]]
-type = "parquet"
-what = "links"
-""")
+    """examples/edgelist_link_prediction.toml (sampled training) with an ONNX export: the
+    file, run outside graphflow on the training graph, gives the run's own scores of its
+    held-out test pairs."""
+    example = Path(__file__).resolve().parents[2] / "examples" / "edgelist_link_prediction.toml"
+    text = example.read_text().replace('"data/', '"' + (example.parent / "data").as_posix() + "/")
+    result = run_toml(text + '\n[[export]]\ntype = "onnx"\n',
+                      overrides=["train.epochs=1", "train.decoder=mlp"])
     out, data = result.out_dir, result.ctx.data
     links = pq.read_table(out / "links.parquet").to_pydict()
     test = [i for i, s in enumerate(links["split"]) if s == "test"]

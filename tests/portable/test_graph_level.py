@@ -4,6 +4,9 @@ and TorchScript, run outside graphflow, and give graphflow's per-graph scores.""
 from __future__ import annotations
 
 import json
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -190,25 +193,33 @@ what = "logits"
         assert (got - logits).abs().max().item() < 1e-4
 
 
-def test_the_bond_types_example_exports_with_its_edge_features(cli, tmp_path):
-    """examples/tu_bond_types.toml (gine) with an ONNX export: onnxruntime, given the
-    collection's edges and their bond types, gives the run's own logits."""
-    example = Path(__file__).resolve().parents[2] / "examples" / "tu_bond_types.toml"
-    text = example.read_text().replace('"data/bond_types"', '"' + (
-        example.parent / "data" / "bond_types").as_posix() + '"')
+def test_the_numpy_graph_example_scores_the_collection_outside_graphflow(cli, tmp_path):
+    """examples/portable/onnx_graphs_numpy.py, run as written in a fresh Python (numpy and
+    onnxruntime only) on the bond-types collection with its edge features, gives the gine
+    run's logits."""
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    folder = examples / "data" / "bond_types"
+    text = (examples / "tu_bond_types.toml").read_text().replace(
+        '"data/bond_types"', '"' + folder.as_posix() + '"')
     (tmp_path / "p.toml").write_text(text + '\n[[export]]\ntype = "onnx"\n\n[[export]]\n'
-                                     'type = "parquet"\nwhat = "logits"\n')
+                                     'type = "npy"\nwhat = "logits"\n')
     code, out, err = cli("run", tmp_path / "p.toml", "--out-dir", tmp_path / "run", "--quiet")
     assert code == 0, err
-    logits = torch.tensor(np.stack(pq.read_table(tmp_path / "run" / "logits.parquet")
-                                   .column("logits").to_pylist()))
-    data = TULoader(TUOptions(path=example.parent / "data" / "bond_types", name="BT",
-                              features="labels")).load(None)
+    data = TULoader(TUOptions(path=folder, name="BT", features="labels")).load(None)
+    work = tmp_path / "work"
+    work.mkdir()
     src, dst = data.graph.edges()
-    inputs = [data.graph.ndata["feat"].float(), src, dst, torch.ones(src.shape[0]),
-              data.graph.edata["edge_feat"].float(), data.graphs.node_graph(),
-              torch.tensor(data.graphs.num_graphs)]
-    (got,) = run_exported([{"file": tmp_path / "run" / "model.onnx", "format": "onnx",
-                            "form": "full", "inputs": inputs}], tmp_path)
-    assert got.shape == logits.shape == (24, 2)
-    assert (got - logits).abs().max().item() < 1e-4
+    np.savetxt(work / "edges.tsv", torch.stack([src, dst], 1).numpy(), fmt="%d",
+               delimiter="\t")
+    np.save(work / "features.npy", data.graph.ndata["feat"].float().numpy())
+    np.save(work / "graph.npy", data.graphs.node_graph().numpy())
+    np.save(work / "edge_features.npy", data.graph.edata["edge_feat"].float().numpy())
+    shutil.copy(tmp_path / "run" / "model.onnx", work / "model.onnx")
+    script = (examples / "portable" / "onnx_graphs_numpy.py").read_text()
+    check = "\nimport sys\nassert 'graphflow' not in sys.modules and 'dgl' not in sys.modules\n"
+    proc = subprocess.run([sys.executable, "-I", "-c", script + check], cwd=work,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert "24 graph predictions written" in proc.stdout
+    expected = np.load(tmp_path / "run" / "logits.npy")
+    assert np.abs(np.load(work / "logits.npy") - expected).max() < 1e-4

@@ -23,6 +23,7 @@ from graphflow.errors import ConfigError, EnvironmentProblem
 from graphflow.io.atomic import atomic_path, write_json
 from graphflow.portable.convert import Inputs, Unsupported, model_dims, twin_for_export
 from graphflow.portable.layers import PortableGAT
+from graphflow.portable.readout import PortableReadout
 from graphflow.portable.signature import (dynamic_axes, example_inputs, input_names,
                                           output_names, sidecar, weight_note)
 from graphflow.portable.stack import BlockModel, FlatBlockModel
@@ -63,6 +64,12 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
                           f"attention softmax needs ScatterElements with reduction max "
                           f"(opset {GAT_OPSET}); set opset = {GAT_OPSET} or more, or export to "
                           f"torchscript")
+    pooled = {m.pooling for m in twin.modules() if isinstance(m, PortableReadout)}
+    if opset < GAT_OPSET and pooled & {"max", "attention"}:
+        raise Unsupported(f"cannot export the model to ONNX with opset {opset}: the "
+                          f"{sorted(pooled & {'max', 'attention'})[0]} read-out needs "
+                          f"ScatterElements with reduction max (opset {GAT_OPSET}); set opset = "
+                          f"{GAT_OPSET} or more, or export to torchscript")
     traced: nn.Module = FlatBlockModel(twin) if isinstance(twin, BlockModel) else twin
     names = input_names(twin)
     buffer = io.BytesIO()

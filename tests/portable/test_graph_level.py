@@ -112,6 +112,10 @@ def test_graph_models_without_a_portable_form_fail_in_one_line(tmp_path):
     with pytest.raises(Unsupported, match='a graph-level model takes whole graphs: export it '
                                           'with inputs = "full"'):
         export_onnx(model, tmp_path / "m.onnx", inputs="block")
+    pooled = graph_model("gin", {}, "max", "all", batch)
+    with pytest.raises(Unsupported, match="with opset 16: the max read-out needs "
+                                          "ScatterElements with reduction max"):
+        export_onnx(pooled, tmp_path / "m.onnx", opset=16)
     assert not list(tmp_path.iterdir())  # nothing written
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pyarrow as pa
 import torch
 
@@ -277,20 +278,18 @@ def endpoints(kind: str) -> list[str]:
 
 
 def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphData:
-    """The posted graphs (see :meth:`Service.predict_new_graphs`) as a collection: one
-    block-diagonal graph with ``feat`` (and ``edge_feat``), their ids and node pointer.
+    """The posted graphs (see :meth:`Service.predict_new_graphs`) as a collection, assembled
+    by :func:`graphflow.graphs.build.build_collection` as the collection loaders do.
 
     :raises RequestError: 422 naming the graph (its position and id) and what is wrong.
     """
-    from graphflow.compat.dgl import dgl
-    from graphflow.graph import NodeIds
-    from graphflow.graphs.collection import GraphCollection
+    from graphflow.graphs.build import Sources, build_collection
 
     if not graphs:
         raise RequestError(422, "graphs: give at least one graph")
-    feats, srcs, dsts, efeats, ids, sizes = [], [], [], [], [], []
-    offset, edges_total = 0, 0
+    feats, edge_lists, efeats, ids, sizes = [], [], [], [], []
     with_edges: bool | None = None  # whether the graphs carry edge features
+    edges_total = 0
     for k, item in enumerate(graphs):  # request parsing: one pass over the posted graphs
         if not isinstance(item, dict):
             raise RequestError(422, f"graphs[{k}]: expected an object with features and edges")
@@ -310,9 +309,9 @@ def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphDa
                                                   for e in edges):
             raise RequestError(422, f"{where}: edges: give [i, j] pairs of node positions "
                                     f"(integers)")
-        e = torch.tensor(edges, dtype=torch.int64).reshape(-1, 2)  # (E, 2)
+        e = np.asarray(edges, dtype=np.int64).reshape(-1, 2)  # (E, 2)
         n = x.shape[0]
-        if e.numel() and (int(e.min()) < 0 or int(e.max()) >= n):
+        if e.size and (e.min() < 0 or e.max() >= n):
             bad = int(e[(e < 0) | (e >= n)][0])
             raise RequestError(422, f"{where}: edges: node {bad} out of range 0..{n - 1}")
         edges_total += e.shape[0]
@@ -329,28 +328,29 @@ def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphDa
             if not isinstance(ef, list) or len(ef) != e.shape[0]:
                 raise RequestError(422, f"{where}: edge_features: give one row per edge "
                                         f"({e.shape[0]})")
-            efeats.append(_numbers(ef, where, "edge_features", None) if ef else None)
-        feats.append(x)
-        srcs.append(e[:, 0] + offset)
-        dsts.append(e[:, 1] + offset)
+            efeats.append(_numbers(ef, where, "edge_features", None).numpy() if ef else None)
+        feats.append(x.numpy())
+        edge_lists.append(e + sum(sizes))
         ids.append(gid)
         sizes.append(n)
-        offset += n
-    g = dgl.graph((torch.cat(srcs), torch.cat(dsts)), num_nodes=offset)
-    g.ndata["feat"] = torch.cat(feats)
-    if efeats:
-        present = [f for f in efeats if f is not None]
-        if len({int(f.shape[1]) for f in present}) > 1:
-            raise RequestError(422, "edge_features: rows of different widths across graphs")
-        width = int(present[0].shape[1]) if present else 0
-        g.edata["edge_feat"] = torch.cat([f if f is not None else torch.zeros(0, width)
-                                          for f in efeats])
     if len(set(map(repr, ids))) != len(ids):
         raise RequestError(422, "graphs: ids must be unique")
-    ptr = torch.zeros(len(sizes) + 1, dtype=torch.int64)
-    torch.cumsum(torch.tensor(sizes), 0, out=ptr[1:])
-    table = GraphCollection(ptr, pa.array(ids))
-    return GraphData(graph=g, ids=NodeIds.identity(offset), name="request", graphs=table)
+    ends = np.concatenate(edge_lists)  # (E, 2) rows of the whole collection
+    edge_features = None
+    if with_edges:
+        present = [f for f in efeats if f is not None]
+        if len({f.shape[1] for f in present}) > 1:
+            raise RequestError(422, "edge_features: rows of different widths across graphs")
+        width = present[0].shape[1] if present else 0
+        edge_features = np.concatenate([f if f is not None else np.zeros((0, width), np.float32)
+                                        for f in efeats])
+    return build_collection(
+        name="request", num_nodes=sum(sizes), src=ends[:, 0], dst=ends[:, 1],
+        graph_of_node=np.repeat(np.arange(len(sizes)), sizes), num_graphs=len(sizes),
+        sources=Sources(edges="the posted edges", graph_index="the posted graphs",
+                        graph_labels="the posted graphs"),
+        node_attributes=np.concatenate(feats), edge_features=edge_features,
+        features="attributes", graph_ids=pa.array(ids))
 
 
 def _numbers(rows: list[Any], where: str, key: str, width: int | None) -> torch.Tensor:

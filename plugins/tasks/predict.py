@@ -96,10 +96,10 @@ class Predict(Task):
                    "it embeds every node; score chosen pairs with pairs = FILE (--pairs)")
             raise ConfigError(f"nodes = {o.nodes}: the bundle holds a {kind} model; {fix}")
         if o.graphs is not None and kind != "graph":
-            fix = ("which predicts nodes; choose nodes with nodes = FILE (--nodes)"
+            fix = (", which predicts nodes; choose nodes with nodes = FILE (--nodes)"
                    if kind == "node" else
-                   "score chosen pairs with pairs = FILE (--pairs)")
-            raise ConfigError(f"graphs = {o.graphs}: the bundle holds a {kind} model, {fix}")
+                   "; score chosen pairs with pairs = FILE (--pairs)")
+            raise ConfigError(f"graphs = {o.graphs}: the bundle holds a {kind} model{fix}")
 
     def _nodes(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
         from graphflow.bundle.infer import node_outputs, node_predictions

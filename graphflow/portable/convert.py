@@ -128,8 +128,7 @@ def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
                                 else plain_module(r.gate, f"readouts.{i}.gate"))
                 for i, r in enumerate(model.readouts)]
     twin = portable_model(encoder, "full", edge_features=True)
-    edges = any(isinstance(layer, PortableGINE) for layer in twin.layers)  # type: ignore[union-attr]
-    if not edges:
+    if not any(isinstance(layer, GINEConv) for layer in encoder.layers):
         return GraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
                                model.weight, model.bias).eval()
     first = next(layer for layer in encoder.layers if isinstance(layer, GINEConv))

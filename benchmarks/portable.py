@@ -11,13 +11,23 @@ R-MAT graph (power-law degrees) with random features, run by three peers in one 
   optimisations), from raw edges.
 
 Every peer gets the same threads (``--threads``: ``torch.set_num_threads`` and ONNX Runtime's
-``intra_op_num_threads``) and the same inputs. After one untimed call each, the peers
-alternate call by call (``--repeats``); we print the median seconds of each, the ratios to
-graphflow, and the largest difference of their outputs from graphflow's.
+``intra_op_num_threads``, its threads not spinning between runs), the same inputs and the
+same ``malloc`` setting (``retain``, as ``graphflow run`` and ``predict`` set it). After one
+untimed call each, the peers alternate call by call (``--repeats``); we print the median
+seconds of each, the ratios to graphflow, and the largest difference of their outputs from
+graphflow's.
 
     python benchmarks/portable.py [--quick] [--nodes N] [--edges E] [--threads T]
+    python benchmarks/portable.py --graphs G [--threads T]
 
-``--quick``: 20k nodes, 200k edges. The last output line is one JSON object with the figures.
+``--quick``: 20k nodes, 200k edges. ``--graphs G``: a graph model instead, GIN (4 layers,
+hidden 64, sum read-out of the input and every layer, as ``benchmarks/graph_classification.py``
+trains it)
+scoring a generated collection of ``G`` graphs of 10-100 nodes: graphflow's ``GraphModel`` in
+batches of ``--graph-batch`` graphs (1024, ``graphflow predict``'s default; the batches cut
+inside the timing, as predict cuts them) and on one batch of every graph (cut before timing)
+against the exports, which take the whole collection's raw edges and each node's graph
+(``graph``, ``num_graphs``). The last output line is one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -30,13 +40,23 @@ import tempfile
 import time
 from pathlib import Path
 
-import torch
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
-from graphflow.io.synthetic import rmat
-from graphflow.portable import export_onnx, export_torchscript
-from graphflow.sparse import Adjacency
-from graphflow_plugins.models.gcn import GCNModel
-from graphflow_plugins.models.sage import SAGEModel
+import torch  # noqa: E402
+
+from graphflow.graphs.batch import GraphBatcher  # noqa: E402
+from graphflow.graphs.model import GraphModel  # noqa: E402
+from graphflow.io.synthetic import rmat  # noqa: E402
+from graphflow.portable import export_onnx, export_torchscript  # noqa: E402
+from graphflow.runtime import allocator  # noqa: E402
+from graphflow.sparse import Adjacency  # noqa: E402
+from graphflow_plugins.models.gcn import GCNModel  # noqa: E402
+from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
+from graphflow_plugins.models.sage import SAGEModel  # noqa: E402
+
+from benchmarks.graph_classification import HIDDEN, LAYERS, generate  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -49,13 +69,24 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--graphs", type=int, default=0, metavar="G",
+                   help="score a generated collection of G graphs with a GIN graph model")
+    p.add_argument("--graph-batch", type=int, default=1024, metavar="B",
+                   help="--graphs: graphs per batch of graphflow's main peer (as predict)")
     a = p.parse_args(argv)
+    if a.graphs < 0:
+        p.error(f"--graphs must be at least 0, got {a.graphs}")
+    if a.graph_batch < 1:
+        p.error(f"--graph-batch must be at least 1, got {a.graph_batch}")
     if a.quick:
         a.nodes, a.edges = 20_000, 200_000
     import onnxruntime as ort
 
+    allocator.apply("retain")  # what graphflow run / predict set, for the whole process
     torch.set_num_threads(a.threads)
     torch.manual_seed(0)
+    if a.graphs:
+        return graph_models(a, ort)
     g = rmat(a.nodes, a.edges, seed=0)
     src, dst = g.src.long(), g.dst.long()
     x = torch.randn(a.nodes, a.features)
@@ -69,37 +100,84 @@ def main(argv: list[str] | None = None) -> dict:
             model = cls(cls.Options(hidden=a.hidden)).build(a.features, a.classes).eval()
             export_onnx(model, Path(tmp) / f"{kind}.onnx")
             export_torchscript(model, Path(tmp) / f"{kind}.pt")
-            opts = ort.SessionOptions()
-            opts.intra_op_num_threads = a.threads
-            opts.inter_op_num_threads = 1
-            session = ort.InferenceSession(str(Path(tmp) / f"{kind}.onnx"), opts,
-                                           providers=["CPUExecutionProvider"])
-            scripted = torch.jit.load(str(Path(tmp) / f"{kind}.pt"))
-            feeds = {"x": x.numpy(), "src": src.numpy(), "dst": dst.numpy(),
-                     "weight": weight.numpy()}
-            peers = {
-                "graphflow": lambda m=model: m(adj, x),
-                "torchscript": lambda s=scripted: s(x, src, dst, weight),
-                "onnxruntime": lambda s=session: torch.from_numpy(s.run(None, feeds)[0]),
-            }
-            with torch.no_grad():
-                outs = {name: fn() for name, fn in peers.items()}  # untimed first call
-                times: dict[str, list[float]] = {name: [] for name in peers}
-                for _ in range(a.repeats):
-                    for name, fn in peers.items():
-                        start = time.perf_counter()
-                        fn()
-                        times[name].append(time.perf_counter() - start)
-            med = {name: statistics.median(t) for name, t in times.items()}
-            diff = {name: float((outs[name] - outs["graphflow"]).abs().max())
-                    for name in peers if name != "graphflow"}
-            results[kind] = {"seconds": med, "max_abs_diff": diff}
-            print(f"{kind}: " + "  ".join(
-                f"{name} {med[name] * 1e3:.1f} ms ({med[name] / med['graphflow']:.2f}x)"
-                for name in peers) + "  max |diff| " +
-                "  ".join(f"{k} {v:.1e}" for k, v in diff.items()))
+            inputs = (x, src, dst, weight)
+            results[kind] = race(kind, {"graphflow": lambda m=model: m(adj, x)},
+                                 Path(tmp) / kind, inputs, ["x", "src", "dst", "weight"], a,
+                                 ort)
     summary = {"nodes": a.nodes, "edges": int(src.shape[0]), "features": a.features,
                "threads": a.threads, "results": results}
+    print(json.dumps(summary))
+    return summary
+
+
+def race(kind: str, ours, stem: Path, inputs: tuple[torch.Tensor, ...], names: list[str],
+         a: argparse.Namespace, ort) -> dict:
+    """Time graphflow's calls ``ours`` (``{name: fn}``, the first the reference) against the
+    exports ``stem``.onnx / ``stem``.pt on ``inputs`` (alternating, median of
+    ``a.repeats``); print and return the figures."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = a.threads
+    opts.inter_op_num_threads = 1
+    # ONNX Runtime's threads spin after each run by default, taking the cores from the peer
+    # timed next in this process; without spinning each peer has the cores to itself.
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    session = ort.InferenceSession(str(stem.with_suffix(".onnx")), opts,
+                                   providers=["CPUExecutionProvider"])
+    scripted = torch.jit.load(str(stem.with_suffix(".pt")))
+    feeds = {name: t.numpy() for name, t in zip(names, inputs)}
+    peers = {
+        **ours,
+        "torchscript": lambda: scripted(*inputs),
+        "onnxruntime": lambda: torch.from_numpy(session.run(None, feeds)[0]),
+    }
+    with torch.no_grad():
+        outs = {name: fn() for name, fn in peers.items()}  # untimed first call
+        times: dict[str, list[float]] = {name: [] for name in peers}
+        for _ in range(a.repeats):
+            for name, fn in peers.items():
+                start = time.perf_counter()
+                fn()
+                times[name].append(time.perf_counter() - start)
+    med = {name: statistics.median(t) for name, t in times.items()}
+    first = next(iter(ours))
+    diff = {name: float((outs[name] - outs[first]).abs().max())
+            for name in peers if name != first}
+    print(f"{kind}: " + "  ".join(
+        f"{name} {med[name] * 1e3:.1f} ms ({med[name] / med[first]:.2f}x)"
+        for name in peers) + "  max |diff| " +
+        "  ".join(f"{k} {v:.1e}" for k, v in diff.items()))
+    return {"seconds": med, "max_abs_diff": diff}
+
+
+def graph_models(a: argparse.Namespace, ort) -> dict:
+    """``--graphs``: GIN scoring a generated collection (see the module docstring)."""
+    g, ptr, _ = generate(a.graphs, 0)
+    n = g.num_nodes()
+    src, dst = g.edges()
+    x = g.ndata["feat"]
+    batcher = GraphBatcher(Adjacency.from_graph(g), ptr, x)
+    ids = torch.arange(a.graphs)
+    batch = batcher.batch(ids)  # every graph at once, cut before timing
+    encoder = GINModel(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0)) \
+        .build(x.shape[1], HIDDEN)
+    model = GraphModel.probe(encoder, batch, "all", 2, pooling="sum", dropout=0.5).eval()
+    graph = torch.repeat_interleave(torch.arange(a.graphs), ptr[1:] - ptr[:-1])
+    inputs = (x, src.long(), dst.long(), torch.ones(src.shape[0]), graph,
+              torch.tensor(a.graphs))
+    print(f"collection: {a.graphs} graphs, {n} nodes, {src.shape[0]} edges, {x.shape[1]} "
+          f"features; GIN {LAYERS} x {HIDDEN}, sum read-out of every layer; {a.threads} "
+          f"thread(s); torch {torch.__version__}, onnxruntime {ort.__version__}")
+    with tempfile.TemporaryDirectory() as tmp:
+        export_onnx(model, Path(tmp) / "gin.onnx")
+        export_torchscript(model, Path(tmp) / "gin.pt")
+        ours = {  # batches as graphflow predict cuts them (timed), and one batch of all
+            f"graphflow ({a.graph_batch} a batch)": lambda: torch.cat(
+                [model(b)[0] for b in batcher.epoch(ids, a.graph_batch)]),
+            "graphflow (one batch)": lambda: model(batch)[0]}
+        result = race("gin graphs", ours, Path(tmp) / "gin", inputs,
+                      ["x", "src", "dst", "weight", "graph", "num_graphs"], a, ort)
+    summary = {"graphs": a.graphs, "nodes": n, "edges": int(src.shape[0]),
+               "threads": a.threads, "results": {"gin_graphs": result}}
     print(json.dumps(summary))
     return summary
 

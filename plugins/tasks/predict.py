@@ -18,6 +18,12 @@ from graphflow.options import option
 from graphflow.train.task import check_at_least
 
 
+PAIR_CHUNK = 65536
+"""Pairs scored at once by default."""
+GRAPH_BATCH = 1024
+"""Graphs per batch by default, for a bundle that does not record its stage's."""
+
+
 @dataclass
 class PredictOptions:
     bundle: Path = option(doc="A training run's folder (with its model/ bundle), or a "
@@ -37,11 +43,14 @@ class PredictOptions:
     batch_size: int | None = option(
         None, "Nodes per batch of layer-wise inference (bounds memory); default: the "
               "training stage's (0: the whole graph in one forward pass).")
-    eval_batch_size: int = option(65536, "Pairs, or graphs, scored at once.")
+    eval_batch_size: int | None = option(
+        None, "Pairs scored at once (default 65536), or graphs per batch (default: the "
+              "training stage's eval_batch_size, 1024 unless set).")
 
     def __post_init__(self) -> None:
         check_at_least(self, 0, "batch_size")
-        check_at_least(self, 1, "eval_batch_size")
+        if self.eval_batch_size is not None:
+            check_at_least(self, 1, "eval_batch_size")
 
 
 class Predict(Task):
@@ -138,7 +147,8 @@ class Predict(Task):
         figures: dict[str, float] = {"embedded_nodes": float(h.shape[0])}
         if o.pairs is not None:
             pairs = read_pairs(o.pairs, data.ids, what="pairs file")  # (2, P)
-            scores = pair_scores(bundle, h, pairs, chunk=o.eval_batch_size, device=ctx.device)
+            scores = pair_scores(bundle, h, pairs, chunk=o.eval_batch_size or PAIR_CHUNK,
+                                 device=ctx.device)
             p = pairs.shape[1]
             ctx.artifacts.links = ScoredLinks(
                 pairs, torch.full((p,), LINK_SPLITS.index("candidates"), dtype=torch.int8),
@@ -155,8 +165,11 @@ class Predict(Task):
             index = lookup(data.graphs.ids, read_id_file(o.graphs, "graph"),
                            what=f"{o.graphs}: graph id", member="a graph of the collection")
             data = ctx.data = data.take_graphs(index)
-        scores, emb = graph_outputs(bundle, data, batch_size=self.options.eval_batch_size,
-                                    device=ctx.device)
+        # graphs per batch as the training stage evaluated them: a batch of a few thousand
+        # small graphs stays in the caches, one of the whole collection does not
+        per_batch = o.eval_batch_size or int((bundle.meta.get("task") or {}).get(
+            "eval_batch_size") or GRAPH_BATCH)
+        scores, emb = graph_outputs(bundle, data, batch_size=per_batch, device=ctx.device)
         a = ctx.artifacts
         a.logits, a.embeddings = scores, emb
         a.predictions = graph_predictions(bundle, scores)

@@ -1,0 +1,31 @@
+"""benchmarks/portable.py runs its graph-model race end to end (a tiny collection), and its
+flags stop in one argparse line."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SCRIPT = ROOT / "benchmarks" / "portable.py"
+
+
+def test_graph_models_race_the_exports_on_a_collection():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--graphs", "30", "--repeats", "1",
+                           "--threads", "1"], capture_output=True, text=True, timeout=300,
+                          cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout.strip().splitlines()[-1])
+    assert summary["graphs"] == 30 and summary["nodes"] >= 300
+    race = summary["results"]["gin_graphs"]
+    assert set(race["seconds"]) == {"graphflow (1024 a batch)", "graphflow (one batch)",
+                                    "torchscript", "onnxruntime"}
+    assert max(race["max_abs_diff"].values()) < 1e-3
+
+
+def test_negative_graph_count_is_one_line():
+    done = subprocess.run([sys.executable, str(SCRIPT), "--graphs", "-1"], capture_output=True,
+                          text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == \
+        "portable.py: error: --graphs must be at least 0, got -1"

@@ -23,9 +23,14 @@ def test_graph_models_race_the_exports_on_a_collection():
     assert max(race["max_abs_diff"].values()) < 1e-3
 
 
-def test_negative_graph_count_is_one_line():
+def test_bad_graph_counts_are_one_line():
     done = subprocess.run([sys.executable, str(SCRIPT), "--graphs", "-1"], capture_output=True,
                           text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2
     assert done.stderr.strip().splitlines()[-1] == \
         "portable.py: error: --graphs must be at least 0, got -1"
+    done = subprocess.run([sys.executable, str(SCRIPT), "--graphs", "5", "--graph-batch", "0"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2
+    assert done.stderr.strip().splitlines()[-1] == \
+        "portable.py: error: --graph-batch must be at least 1, got 0"

@@ -141,6 +141,13 @@ def test_link_bundle_scores_pairs_as_the_run_did(cli, tmp_path):
     assert code == 1
     assert "dst node id 'paper-9999' is not a node of the graph" in err
     assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
+    # --nodes and --graphs are not for a link model: one line each, pointing at --pairs
+    for flag in ("--nodes", "--graphs"):
+        code, out, err = cli("predict", tmp_path / "run", "--data", tmp_path / "links.toml",
+                             flag, tmp_path / "pairs.csv", "--quiet")
+        assert code == 1
+        assert "the bundle holds a link model" in err and "pairs = FILE (--pairs)" in err
+        assert len(err.strip().splitlines()) == 1 and "Traceback" not in err
 
 
 def predicts_what_it_trained_on(cli, tmp_path, example: Path, *args: str) -> None:

@@ -56,7 +56,6 @@ class LinkLevelModel(nn.Module):
         super().__init__()
         self.encoder, self.decoder = encoder, decoder
         self.self_loops = encoder.self_loops
-        self.num_layers = len(encoder.layers)
 
     def forward(self, x: Tensor, src: Tensor, dst: Tensor, weight: Tensor, pair_src: Tensor,
                 pair_dst: Tensor) -> Tuple[Tensor, Tensor]:

@@ -85,7 +85,6 @@ class GraphLevelModel(nn.Module):
         self.readouts = nn.ModuleList(readouts)
         self.read_all = read_all
         self.self_loops = encoder.self_loops
-        self.num_layers = len(encoder.layers)
         self.register_buffer("weight", weight.detach().float().clone())  # (C, sum(widths))
         self.register_buffer("bias", bias.detach().float().sum(0))  # (C,)
 

@@ -289,7 +289,7 @@ def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphDa
         raise RequestError(422, "graphs: give at least one graph")
     feats, edge_lists, efeats, ids, sizes = [], [], [], [], []
     with_edges: bool | None = None  # whether the graphs carry edge features
-    edges_total = 0
+    edges_total, offset = 0, 0  # edges so far; the first node of this graph
     for k, item in enumerate(graphs):  # request parsing: one pass over the posted graphs
         if not isinstance(item, dict):
             raise RequestError(422, f"graphs[{k}]: expected an object with features and edges")
@@ -330,9 +330,10 @@ def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphDa
                                         f"({e.shape[0]})")
             efeats.append(_numbers(ef, where, "edge_features", None).numpy() if ef else None)
         feats.append(x.numpy())
-        edge_lists.append(e + sum(sizes))
+        edge_lists.append(e + offset)
         ids.append(gid)
         sizes.append(n)
+        offset += n
     if len(set(map(repr, ids))) != len(ids):
         raise RequestError(422, "graphs: ids must be unique")
     ends = np.concatenate(edge_lists)  # (E, 2) rows of the whole collection
@@ -345,7 +346,7 @@ def posted_collection(graphs: list[Any], in_dim: int, max_items: int) -> GraphDa
         edge_features = np.concatenate([f if f is not None else np.zeros((0, width), np.float32)
                                         for f in efeats])
     return build_collection(
-        name="request", num_nodes=sum(sizes), src=ends[:, 0], dst=ends[:, 1],
+        name="request", num_nodes=offset, src=ends[:, 0], dst=ends[:, 1],
         graph_of_node=np.repeat(np.arange(len(sizes)), sizes), num_graphs=len(sizes),
         sources=Sources(edges="the posted edges", graph_index="the posted graphs",
                         graph_labels="the posted graphs"),

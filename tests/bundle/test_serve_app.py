@@ -141,6 +141,20 @@ def test_graph_model_predicts_served_and_posted_graphs(cli, tmp_path):
     wide["features"] = [row + [0.0] for row in wide["features"]]
     assert "features: rows of 2 numbers, but the model reads 1" in refused(
         "/predict/graphs/new", {"graphs": [wide]}, 422)
+    assert "graphs: give at least one graph" in refused(
+        "/predict/graphs/new", {"graphs": []}, 422)
+    assert "graphs: ids must be unique" in refused(
+        "/predict/graphs/new", {"graphs": [posted(index[3], "y"), posted(index[17], "y")]}, 422)
+    short = posted(index[17], "x")
+    short["edge_features"] = short["edge_features"][1:]
+    assert "graphs[0] (id 'x'): edge_features: give one row per edge" in refused(
+        "/predict/graphs/new", {"graphs": [short]}, 422)
+    odd = posted(index[17], "x")
+    odd["edges"] = [[0, "a"]]
+    assert "graphs[0] (id 'x'): edges: give [i, j] pairs of node positions" in refused(
+        "/predict/graphs/new", {"graphs": [odd]}, 422)
+    assert "graphs[0] (id 'x'): features: give one row of 1 numbers per node" in refused(
+        "/predict/graphs/new", {"graphs": [{"id": "x", "features": []}]}, 422)
     assert "needs a node model; this is a graph model" in refused(
         "/predict/nodes", {"ids": [1]}, 400)
 

@@ -4,8 +4,8 @@ Both sides train the same GIN (Xu et al. 2019: 4 GIN layers plus the input, i.e.
 hidden 64, MLPs of 2 linear maps, batch norm and ReLU after each hidden layer, sum readout of
 every layer's output, each scored by its own linear map, dropout 0.5 before them), with Adam
 (lr 0.01, halved every 50 epochs; torch's fused kernel on both sides, as ``graphflow run``
-builds it), on batches of 32 shuffled graphs, with the same torch
-thread count:
+builds it), on the same batches of shuffled graphs (``--batch``, default 32; MUTAG always
+trains on 32), with the same torch thread count:
 
 * graphflow: the collection as one CSR, batches cut by index arithmetic
   (:class:`graphflow.graphs.batch.GraphBatcher`), the ``gin`` model plugin's stack,
@@ -25,6 +25,7 @@ sides on the same folds (graphflow.graphs.folds, seed 0).
     python benchmarks/graph_classification.py --graphs 20000 --min-nodes 2 --max-nodes 5 \
         --skip-quality   # small graphs: each batch's fixed cost
     python benchmarks/graph_classification.py --edge-features 4   # GINE on both sides
+    python benchmarks/graph_classification.py --batch 128  # DGL's GIN example's batch size
 
 With ``--edge-features D`` every generated edge gets a random one-hot type of D (both
 directions the same) and both sides train GINE instead (Hu et al. 2020: the same network with
@@ -72,7 +73,12 @@ from graphflow_plugins.models.gine import GINEModel  # noqa: E402
 from benchmarks import machine  # noqa: E402
 from benchmarks.products import RecordProducts, replay  # noqa: E402
 
-HIDDEN, LAYERS, BATCH, LR = 64, 4, 32, 0.01
+HIDDEN, LAYERS, LR = 64, 4, 0.01
+BATCH = 32
+"""Graphs per training batch in the timed epochs (``--batch``; DGL's GIN example trains on
+128)."""
+QUALITY_BATCH = 32
+"""Graphs per batch on MUTAG, whatever ``--batch`` says (``examples/mutag_gin.toml``'s)."""
 GOAL = 2.0
 """The ratio (DGL's epoch / graphflow's) that the ``parts`` line sets the budget against."""
 
@@ -181,8 +187,9 @@ class DGLGIN(nn.Module):
 class GraphflowSide:
     name = "graphflow"
 
-    def __init__(self, g, ptr, labels, classes, seed, workers: int = 0):
+    def __init__(self, g, ptr, labels, classes, seed, workers: int = 0, batch: int = BATCH):
         edges = "edge_feat" in g.edata
+        self.batch_size = batch
         adj = Adjacency.from_graph(g, feat="edge_feat" if edges else None)
         self.batcher = GraphBatcher(adj, ptr, g.ndata["feat"])
         self.workers = workers  # background threads cutting the batches (0: inline)
@@ -196,7 +203,7 @@ class GraphflowSide:
     def epoch(self, train: torch.Tensor) -> float:
         self.model.train()
         total = 0.0
-        for batch in self.batcher.epoch(train, BATCH, generator=self.gen,
+        for batch in self.batcher.epoch(train, self.batch_size, generator=self.gen,
                                         workers=self.workers):
             score, _ = self.model(batch)
             loss = F.cross_entropy(score, self.labels[batch.graphs])
@@ -218,8 +225,9 @@ class GraphflowSide:
 class DGLSide:
     name = "dgl"
 
-    def __init__(self, graphs, labels, classes, seed):
+    def __init__(self, graphs, labels, classes, seed, batch: int = BATCH):
         self.graphs, self.labels = graphs, labels
+        self.batch_size = batch
         torch.manual_seed(seed)
         edge = graphs[0].edata.get("edge_feat")
         self.model = DGLGIN(graphs[0].ndata["feat"].shape[1], classes,
@@ -227,11 +235,11 @@ class DGLSide:
         self.opt = make_optimizer("adam", self.model, lr=LR, weight_decay=0.0)  # the same Adam
         self.seed = seed
 
-    def loader(self, ids: torch.Tensor, shuffle: bool, batch: int = BATCH):
+    def loader(self, ids: torch.Tensor, shuffle: bool, batch: int | None = None):
         GraphDataLoader = dgl.dataloading.GraphDataLoader
 
         dataset = [(self.graphs[i], self.labels[i]) for i in ids.tolist()]
-        return GraphDataLoader(dataset, batch_size=batch, shuffle=shuffle)
+        return GraphDataLoader(dataset, batch_size=batch or self.batch_size, shuffle=shuffle)
 
     def epoch(self, train: torch.Tensor) -> float:
         self.model.train()
@@ -267,14 +275,15 @@ def set_lr(side, epoch: int) -> None:
 # --------------------------------------------------------------------------- runs
 def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
           sizes: tuple[int, int] = (10, 100), product_batches: int = 16,
-          edge_types: int = 0) -> dict:
+          edge_types: int = 0, batch: int = BATCH) -> dict:
     t = time.perf_counter()
     g, ptr, labels = generate(num_graphs, seed, *sizes, edge_types=edge_types)
     graphs = split_graphs(g, ptr)
     print(f"generated {num_graphs:,} graphs, {g.num_nodes():,} nodes, {g.num_edges():,} "
           f"edges in {time.perf_counter() - t:.1f} s", file=sys.stderr)
     train = torch.arange(num_graphs)
-    sides = [GraphflowSide(g, ptr, labels, 2, seed, workers), DGLSide(graphs, labels, 2, seed)]
+    sides = [GraphflowSide(g, ptr, labels, 2, seed, workers, batch),
+             DGLSide(graphs, labels, 2, seed, batch)]
     cutting = batching(sides[0], sides[1], train, seed)
     times: dict[str, list[float]] = {s.name: [] for s in sides}
     for epoch in range(epochs):
@@ -291,7 +300,7 @@ def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
            "batching_ratio": cutting["dgl"] / cutting["graphflow"],
            "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
     if product_batches > 0:
-        batches = -(-train.shape[0] // BATCH)  # an epoch's batches
+        batches = -(-train.shape[0] // batch)  # an epoch's batches
         out["parts"] = parts(sides[0], train, product_batches,
                              {k: v / batches * 1e3 for k, v in best.items()})
     return out
@@ -308,7 +317,7 @@ def parts(ours: GraphflowSide, train: torch.Tensor, count: int,
     recorder = RecordProducts()
     batcher, model = ours.batcher, ours.model
     order = train[torch.randperm(train.shape[0], generator=torch.Generator().manual_seed(1))]
-    sels = order[:count * BATCH].split(BATCH)
+    sels = order[:count * ours.batch_size].split(ours.batch_size)
     for sel in sels:
         batch = batcher.batch(sel)
         with recorder:
@@ -345,7 +354,7 @@ def batching(ours: GraphflowSide, theirs: DGLSide, train: torch.Tensor, seed: in
                 count = sum(1 for _ in theirs._train_loader(train))
             else:
                 batcher.compiled = native and name == "graphflow"
-                count = sum(1 for _ in batcher.epoch(train, BATCH, generator=gen))
+                count = sum(1 for _ in batcher.epoch(train, ours.batch_size, generator=gen))
             runs[name].append((time.perf_counter() - t) * 1e3 / count)
     batcher.compiled = native
     best = {k: min(v) for k, v in runs.items()}
@@ -362,8 +371,8 @@ def quality(path: Path, epochs: int, seed: int) -> dict:
     curves: dict[str, list[list[float]]] = {"graphflow": [], "dgl": []}
     for f, test in enumerate(stratified_folds(labels, n, 10, seed=seed)):
         fold = fold_parts(test, n, labels, val_fraction=0.0, seed=seed + f)
-        for side in (GraphflowSide(g, ptr, labels, 2, seed + f),
-                     DGLSide(graphs, labels, 2, seed + f)):
+        for side in (GraphflowSide(g, ptr, labels, 2, seed + f, batch=QUALITY_BATCH),
+                     DGLSide(graphs, labels, 2, seed + f, QUALITY_BATCH)):
             curve = []
             for epoch in range(1, epochs + 1):
                 set_lr(side, epoch)
@@ -391,6 +400,9 @@ def main() -> None:
                    help="largest generated graph (default 100); small graphs show the fixed "
                         "cost of a batch (Python, dispatch, autograd), large ones its products")
     p.add_argument("--epochs", type=int, default=2, help="timed epochs per side")
+    p.add_argument("--batch", type=int, default=BATCH,
+                   help=f"graphs per batch in the timed epochs, both sides (default {BATCH}; "
+                        f"DGL's GIN example uses 128; MUTAG trains on {QUALITY_BATCH})")
     p.add_argument("--mutag", type=Path,
                    default=Path(__file__).resolve().parents[2] / "shared/data/mutag/MUTAG.mat")
     p.add_argument("--mutag-epochs", type=int, default=100)
@@ -412,6 +424,8 @@ def main() -> None:
     a = p.parse_args()
     if a.workers < 0:
         p.error(f"--workers must be at least 0, got {a.workers}")
+    if a.batch < 1:
+        p.error(f"--batch must be at least 1, got {a.batch}")
     if a.product_batches < 0:
         p.error(f"--product-batches must be at least 0, got {a.product_batches}")
     if a.edge_features < 0:
@@ -422,11 +436,11 @@ def main() -> None:
     print(f"malloc: {malloc}, for the whole process (both sides)", file=sys.stderr)
     machine.set_threads(a.threads)  # torch's and DGL's own, the same for both sides
     result = {"machine": machine.show(), "threads": a.threads, "allocator": malloc,
-              "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": BATCH,
+              "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": a.batch,
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result["workers"] = a.workers
     result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes),
-                        a.product_batches, a.edge_features))
+                        a.product_batches, a.edge_features, a.batch))
     if a.edge_features and not a.skip_quality:
         print("MUTAG has no edge features: the quality part is skipped with --edge-features",
               file=sys.stderr)

@@ -63,9 +63,23 @@ def test_edge_features_train_gine_on_both_sides():
     (["--edge-features", "-2"], "--edge-features must be at least 0, got -2"),
     (["--min-nodes", "9", "--max-nodes", "3"], "need 1 <= --min-nodes <= --max-nodes, got 9 and 3"),
     (["--product-batches", "-1"], "--product-batches must be at least 0, got -1"),
+    (["--batch", "0"], "--batch must be at least 1, got 0"),
 ])
 def test_bad_options_are_refused_with_a_usage_line(args, message):
     done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
                            *args], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2
     assert message in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_batch_size_is_chosen_and_recorded():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
+                           "--graphs", "100", "--epochs", "1", "--skip-quality",
+                           "--threads", "1", "--batch", "40", "--product-batches", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["batch_size"] == 40
+    # one epoch of 100 graphs is 3 batches of at most 40 on both sides
+    assert result["parts"]["graphflow_batch_ms"] == result["epoch_s"]["graphflow"] / 3 * 1e3
+    assert result["parts"]["dgl_batch_ms"] == result["epoch_s"]["dgl"] / 3 * 1e3

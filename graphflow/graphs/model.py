@@ -63,6 +63,12 @@ class GraphModel(nn.Module):
         self.drop = nn.Dropout(dropout)
         self.widths = list(widths)
         self.out_dim = out_dim
+        # Regression targets trained in standard units (scale_targets): the head's output is
+        # mapped back, s * target_scale + target_shift; identity otherwise, and after
+        # absorb_target_scaling, which moves the map into the head's own weight and bias.
+        self.register_buffer("target_scale", torch.ones(out_dim))
+        self.register_buffer("target_shift", torch.zeros(out_dim))
+        self._scaled = False
 
     def node_vectors(self, batch: GraphBatch) -> list[torch.Tensor]:
         """The node vectors to read out: every layer's, or the last one's."""
@@ -83,7 +89,43 @@ class GraphModel(nn.Module):
         seg = batch.segment()
         pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]
         emb = pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=1)  # (B, sum(widths))
-        return F.linear(self.drop(emb), self.weight, self.bias.sum(0)), emb
+        scores = F.linear(self.drop(emb), self.weight, self.bias.sum(0))
+        if self._scaled:
+            scores = torch.addcmul(self.target_shift, scores, self.target_scale)
+        return scores, emb
+
+    def scale_targets(self, shift: torch.Tensor, scale: torch.Tensor) -> None:
+        """Train the head in standard units: its output ``s`` becomes ``s * scale + shift``
+        (per target), so that scores stay in the targets' own units while the head fits
+        ``(y - shift) / scale``."""
+        with torch.no_grad():
+            self.target_shift.copy_(shift)
+            self.target_scale.copy_(scale)
+        self._scaled = True
+
+    def head(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The head with the target map folded in: ``weight`` (out_dim, sum(widths)) and the
+        per-layer ``bias`` (L + 1, out_dim) such that ``emb @ weight.T + bias.sum(0)`` gives
+        the scores (what the portable twins and :meth:`absorb_target_scaling` use)."""
+        with torch.no_grad():
+            scale = self.target_scale
+            weight = self.weight * scale[:, None]
+            bias = self.bias * scale
+            bias[0] += self.target_shift
+        return weight, bias
+
+    def absorb_target_scaling(self) -> None:
+        """Fold the target map into the head (the same scores, to rounding) and make it the
+        identity: a saved model then needs nothing but its weights."""
+        if not self._scaled:
+            return
+        weight, bias = self.head()
+        with torch.no_grad():
+            self.weight.copy_(weight)
+            self.bias.copy_(bias)
+            self.target_scale.fill_(1.0)
+            self.target_shift.zero_()
+        self._scaled = False
 
     def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):  # type: ignore[override]
         """Also read the per-layer form (``heads.<l>.weight`` / ``.bias``, one
@@ -93,7 +135,10 @@ class GraphModel(nn.Module):
             state_dict[f"{prefix}weight"] = torch.cat(
                 [state_dict.pop(f"{o}weight") for o in old], dim=1)
             state_dict[f"{prefix}bias"] = torch.stack([state_dict.pop(f"{o}bias") for o in old])
+        for name, value in (("target_scale", 1.0), ("target_shift", 0.0)):  # earlier versions
+            state_dict.setdefault(f"{prefix}{name}", torch.full((self.out_dim,), value))
         super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
+        self._scaled = bool((self.target_scale != 1).any() or (self.target_shift != 0).any())
 
     @classmethod
     def probe(cls, encoder: nn.Module, batch: GraphBatch, layers: ReadoutLayers,

@@ -8,7 +8,8 @@ Three kinds, from the collection's labels:
   cross-entropy over the present entries; mean ROC AUC over the tasks, and accuracy of the
   present entries;
 * ``regression``: float (G, T) targets, NaN = missing: mean squared (or absolute) error over
-  the present entries; MAE and RMSE.
+  the present entries; MAE and RMSE. With a per-target ``scale`` (the training targets'
+  standard deviation) the loss is taken on the errors in standard units, ``(s - y) / scale``.
 
 Every figure comes from :mod:`graphflow.train.metrics`.
 """
@@ -31,6 +32,7 @@ class GraphObjective:
     kind: TargetKind
     out_dim: int
     regression_loss: Literal["mse", "l1"] = "mse"
+    scale: torch.Tensor | None = None  # (T,): regression errors divided by it in the loss
 
     def loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         if self.kind == "classes":
@@ -40,6 +42,9 @@ class GraphObjective:
         if not bool(present.any()):
             return scores.sum() * 0.0  # a batch without any target: no gradient
         s, t = scores[present], y[present]
+        if self.scale is not None and self.kind == "regression":  # standard units
+            unit = self.scale.expand_as(y)[present]
+            s, t = s / unit, t / unit
         if self.kind == "binary":
             return F.binary_cross_entropy_with_logits(s, t)
         return F.mse_loss(s, t) if self.regression_loss == "mse" else F.l1_loss(s, t)
@@ -79,3 +84,16 @@ class GraphObjective:
     @property
     def minimize(self) -> bool:
         return self.kind == "regression"
+
+
+def standard_units(y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """``(mean, std)`` (T,) of float (n, T) targets over their present entries (NaN =
+    missing): what :meth:`GraphModel.scale_targets
+    <graphflow.graphs.model.GraphModel.scale_targets>` takes. A target without entries gets
+    (0, 1); one that does not vary (std at most 1e-6 of its size) keeps a std of 1."""
+    present = ~torch.isnan(y)
+    count = present.sum(0).clamp(min=1)
+    mean = torch.where(present, y, 0.0).sum(0) / count
+    std = (torch.where(present, y - mean, 0.0).square().sum(0) / count).sqrt()
+    flat = ~(std > 1e-6 * (mean.abs() + 1.0))  # NaN-safe: a NaN std counts as flat
+    return mean, torch.where(flat, torch.ones_like(std), std)

@@ -24,7 +24,7 @@ Evaluation protocols:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +38,7 @@ from graphflow.graphs.collection import GraphCollection
 from graphflow.graphs.folds import (Fold, FoldIndex, fold_parts, read_fold_file,
                                     stratified_folds, stratified_parts)
 from graphflow.graphs.model import GraphModel, ReadoutLayers, has_layer_outputs
-from graphflow.graphs.objective import GraphObjective, TargetKind
+from graphflow.graphs.objective import GraphObjective, TargetKind, standard_units
 from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
 from graphflow.options import option
@@ -270,6 +270,12 @@ class GraphTask(SupervisedTask):
         probe = inputs.batcher.batch(fold.train[:1].to(ctx.device))
         model = GraphModel.probe(encoder.to(ctx.device), probe, layers, objective.out_dim,
                                  pooling=o.readout, dropout=o.dropout).to(ctx.device)
+        if objective.kind == "regression" and getattr(o, "standardize", False):
+            # the head fits the training graphs' targets in standard units; scores, figures
+            # and the saved model stay in the targets' own units
+            shift, scale = standard_units(inputs.labels[fold.train.to(ctx.device)])
+            model.scale_targets(shift, scale)
+            objective = replace(objective, scale=scale)
         optimizer = self.optimizer(model)
         generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
         name, minimize = self._monitor(objective)
@@ -332,6 +338,7 @@ class GraphTask(SupervisedTask):
             return figures, score
 
         best = loop.run(train_epoch, evaluate)
+        model.absorb_target_scaling()  # the saved model: plain weights, the targets' units
         return {"model": model, "best_epoch": int(best.epoch), "curve": curve}
 
     @torch.no_grad()

@@ -128,14 +128,15 @@ def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
                                 else plain_module(r.gate, f"readouts.{i}.gate"))
                 for i, r in enumerate(model.readouts)]
     twin = portable_model(encoder, "full", edge_features=True)
+    weight, bias = model.head()  # any regression target map folded in
     if not any(isinstance(layer, GINEConv) for layer in encoder.layers):
         return GraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
-                               model.weight, model.bias).eval()
+                               weight, bias).eval()
     first = next(layer for layer in encoder.layers if isinstance(layer, GINEConv))
     edge_dim = first.edge_encoder.in_features if isinstance(first.edge_encoder, nn.Linear) \
         else int(encoder.dims[list(encoder.layers).index(first)])
     return EdgeGraphLevelModel(twin, readouts, model.read_layers == "all",  # type: ignore[arg-type]
-                               model.weight, model.bias, edge_dim=edge_dim).eval()
+                               weight, bias, edge_dim=edge_dim).eval()
 
 
 def _link_level(model: LinkModel, inputs: str) -> LinkLevelModel:

@@ -15,12 +15,19 @@ from graphflow.options import option
 @dataclass
 class GraphRegressionOptions(GraphTaskOptions):
     loss: Literal["mse", "l1"] = option("mse", "Training loss: mse or l1 (mean absolute).")
+    standardize: bool = option(
+        False, "Fit each target in standard units (minus its mean, over its standard "
+               "deviation, both from the training graphs; missing entries left out), for "
+               "targets far from unit scale (energies in the thousands). Scores, figures, "
+               "exports and the saved model stay in the targets' own units; the logged loss "
+               "is in standard units.")
 
 
 class GraphRegression(GraphTask):
     """Graph regression: the ``[model]`` encodes the nodes, a readout pools each graph, a
     linear head estimates its (G, T) float targets (NaN = missing, left out of the loss and
-    the figures). Reports ``mae`` and ``rmse`` (``val_mae`` picks the best model by
+    the figures), optionally fitted in standard units (``standardize``: the loss is taken on
+    ``(s - y) / std``; the head maps back to the targets' units). Reports ``mae`` and ``rmse`` (``val_mae`` picks the best model by
     default); with folds, ``cv_gin_mae`` (lowest mean test curve) and ``cv_strict_mae``.
     """
 

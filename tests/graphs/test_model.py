@@ -87,3 +87,34 @@ def test_the_maps_start_as_per_layer_linear_maps_and_old_state_dicts_load():
     fresh.load_state_dict(state)
     torch.testing.assert_close(fresh.weight, torch.cat([h.weight for h in heads], 1))
     torch.testing.assert_close(fresh.bias, torch.stack([h.bias for h in heads]))
+
+
+def test_target_scaling_maps_the_head_back_and_folds_into_it():
+    """scale_targets: the scores are the head's output times the scale plus the shift;
+    head() and absorb_target_scaling() give those scores from the weights alone."""
+    model, batch = setup()
+    model.eval()
+    plain, _ = model(batch)
+    shift = torch.tensor([10.0, -3.0, 0.0, 1e3], dtype=torch.float64)
+    scale = torch.tensor([2.0, 0.5, 1.0, 250.0], dtype=torch.float64)
+    model.scale_targets(shift, scale)
+    scaled, emb = model(batch)
+    torch.testing.assert_close(scaled, plain * scale + shift)
+    weight, bias = model.head()  # what the portable twins take
+    torch.testing.assert_close(emb @ weight.T + bias.sum(0), scaled)
+    model.absorb_target_scaling()
+    torch.testing.assert_close(model(batch)[0], scaled)
+    assert torch.equal(model.target_scale, torch.ones(4, dtype=torch.float64))
+    assert torch.equal(model.target_shift, torch.zeros(4, dtype=torch.float64))
+    # a state dict with a scaling (a checkpoint mid-training) restores it on load; one from
+    # an earlier version, without the two buffers, loads as unscaled
+    other, _ = setup()
+    other.eval()
+    model.scale_targets(shift, scale)
+    other.load_state_dict(model.state_dict())
+    torch.testing.assert_close(other(batch)[0], model(batch)[0])
+    old = {k: v for k, v in model.state_dict().items() if not k.startswith("target_")}
+    other.load_state_dict(old)
+    scores, emb = other(batch)
+    torch.testing.assert_close(scores, emb @ model.weight.T + model.bias.sum(0))  # no map
+    assert torch.equal(other.target_scale, torch.ones(4, dtype=torch.float64))

@@ -270,3 +270,40 @@ what = "predictions"
     assert after["cv_gin_acc"] == before["cv_gin_acc"]
     assert after["cv_strict_acc"] == before["cv_strict_acc"]
     assert pacsv.read_csv(again.out_dir / "predictions.csv").num_rows == 24
+
+
+def test_standardized_regression_does_not_depend_on_the_targets_units(run_toml, cli, tmp_path):
+    """standardize = true: the head fits the targets in standard units, so targets y and
+    1000 + 100 y train the same model, and its estimates (exported, and from the saved
+    bundle through graphflow predict) are in each run's own units."""
+    indicator = (Path(RINGS) / "RP_graph_indicator.txt").read_text().split()
+    sizes = torch.bincount(torch.tensor([int(x) for x in indicator]))[1:].double()
+    runs = {}
+    for name, targets in (("SMALL", sizes), ("BIG", 1000 + 100 * sizes)):
+        folder = tmp_path / name
+        folder.mkdir()
+        for f in Path(RINGS).iterdir():
+            (folder / f.name.replace("RP_", f"{name}_")).write_bytes(f.read_bytes())
+        (folder / f"{name}_graph_attributes.txt").write_text(
+            "".join(f"{v}\n" for v in targets.tolist()))
+        text = pipeline(epochs=20, train_extra='split = [0.5, 0.25, 0.25]\nstandardize = true'
+                        ).replace('"graph_classification"', '"graph_regression"')
+        text = text.replace(f'path = "{RINGS}"\nname = "RP"',
+                            f'path = "{folder.as_posix()}"\nname = "{name}"\n'
+                            f'targets = "attributes"')
+        result = run_toml(text + '[[export]]\ntype = "parquet"\nwhat = "predictions"\n',
+                          name=f"{name}.toml", out_dir=tmp_path / f"out-{name}")
+        runs[name] = (result.out_dir, tmp_path / f"{name}.toml")
+    small, big = (torch.tensor(pq.read_table(runs[n][0] / "predictions.parquet")
+                               .column("prediction").to_pylist(), dtype=torch.float64)
+                  for n in ("SMALL", "BIG"))
+    torch.testing.assert_close(big, 1000 + 100 * small, rtol=1e-5, atol=1e-2)
+    m = {n: json.loads((runs[n][0] / "run.json").read_text())["metrics"] for n in runs}
+    assert m["BIG"]["test_mae"] == pytest.approx(100 * m["SMALL"]["test_mae"], rel=1e-4)
+    # the bundle holds the head with the map folded in: predict gives the run's estimates
+    code, _, err = cli("predict", runs["BIG"][0], "--data", runs["BIG"][1],
+                       "--out", tmp_path / "p", "--quiet")
+    assert code == 0, err
+    again = torch.tensor(pq.read_table(tmp_path / "p" / "predictions.parquet")
+                         .column("prediction").to_pylist(), dtype=torch.float64)
+    torch.testing.assert_close(again, big, rtol=1e-6, atol=1e-3)

@@ -11,6 +11,9 @@ Three kinds, from the collection's labels:
   the present entries; MAE and RMSE. With a per-target ``scale`` (the training targets'
   standard deviation) the loss is taken on the errors in standard units, ``(s - y) / scale``.
 
+A ``weight`` weighs the classes (cross-entropy's ``weight``) or each task's positives (binary
+cross-entropy's ``pos_weight``): :mod:`graphflow.train.balance`.
+
 Every figure comes from :mod:`graphflow.train.metrics`.
 """
 
@@ -33,10 +36,11 @@ class GraphObjective:
     out_dim: int
     regression_loss: Literal["mse", "l1"] = "mse"
     scale: torch.Tensor | None = None  # (T,): regression errors divided by it in the loss
+    weight: torch.Tensor | None = None  # (C,) class weights, or (T,) pos_weight (binary)
 
     def loss(self, scores: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
         if self.kind == "classes":
-            return F.cross_entropy(scores, target)
+            return F.cross_entropy(scores, target, weight=self.weight)
         y = target.reshape(scores.shape)
         present = ~torch.isnan(y)
         if not bool(present.any()):
@@ -46,7 +50,8 @@ class GraphObjective:
             unit = self.scale.expand_as(y)[present]
             s, t = s / unit, t / unit
         if self.kind == "binary":
-            return F.binary_cross_entropy_with_logits(s, t)
+            pos = None if self.weight is None else self.weight.expand_as(y)[present]
+            return F.binary_cross_entropy_with_logits(s, t, pos_weight=pos)
         return F.mse_loss(s, t) if self.regression_loss == "mse" else F.l1_loss(s, t)
 
     def predict(self, scores: torch.Tensor) -> torch.Tensor:

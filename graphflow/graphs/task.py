@@ -24,7 +24,7 @@ Evaluation protocols:
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -38,7 +38,7 @@ from graphflow.graphs.collection import GraphCollection
 from graphflow.graphs.folds import (Fold, FoldIndex, fold_parts, read_fold_file,
                                     stratified_folds, stratified_parts)
 from graphflow.graphs.model import GraphModel, ReadoutLayers, has_layer_outputs
-from graphflow.graphs.objective import GraphObjective, TargetKind, standard_units
+from graphflow.graphs.objective import GraphObjective, TargetKind
 from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
 from graphflow.options import option
@@ -157,6 +157,12 @@ class GraphTask(SupervisedTask):
     def _kind(self, graphs: GraphCollection) -> TargetKind:
         raise NotImplementedError
 
+    def _fold_objective(self, objective: GraphObjective, train_labels: torch.Tensor,
+                        model: GraphModel) -> GraphObjective:
+        """The objective one training run fits, from its training graphs' labels (class
+        weights, a regression head in standard units); the shared one by default."""
+        return objective
+
     def _monitor(self, objective: GraphObjective) -> tuple[str, bool]:
         """The monitored figure's name (without ``val_``) and whether lower is better."""
         m = self.options.monitor
@@ -270,12 +276,8 @@ class GraphTask(SupervisedTask):
         probe = inputs.batcher.batch(fold.train[:1].to(ctx.device))
         model = GraphModel.probe(encoder.to(ctx.device), probe, layers, objective.out_dim,
                                  pooling=o.readout, dropout=o.dropout).to(ctx.device)
-        if objective.kind == "regression" and getattr(o, "standardize", False):
-            # the head fits the training graphs' targets in standard units; scores, figures
-            # and the saved model stay in the targets' own units
-            shift, scale = standard_units(inputs.labels[fold.train.to(ctx.device)])
-            model.scale_targets(shift, scale)
-            objective = replace(objective, scale=scale)
+        objective = self._fold_objective(objective, inputs.labels[fold.train.to(ctx.device)],
+                                         model)
         optimizer = self.optimizer(model)
         generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
         name, minimize = self._monitor(objective)

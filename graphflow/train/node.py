@@ -39,12 +39,17 @@ class Objective:
 
     num_classes: int
     multilabel: bool
+    weight: torch.Tensor | None = None  # (C,): class weights, or pos_weight (multi-label)
 
     def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Mean loss of (n, C) logits against (n,) class ids or (n, C) 0/1 targets."""
+        """Mean loss of (n, C) logits against (n,) class ids or (n, C) 0/1 targets
+        (weighted by ``weight``: :mod:`graphflow.train.balance`)."""
+        weight = None if self.weight is None else self.weight.to(  # autocast: float32 loss
+            logits.device, torch.promote_types(logits.dtype, torch.float32))
         if self.multilabel:
-            return F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype))
-        return F.cross_entropy(logits, target)
+            return F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype),
+                                                      pos_weight=weight)
+        return F.cross_entropy(logits, target, weight=weight)
 
     def predict(self, logits: torch.Tensor) -> torch.Tensor:
         """int64 (n,) class ids, or float32 (n, C) 0/1 (a label where its logit > 0)."""

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal
+
+import torch
 
 from graphflow.errors import DataError
 from graphflow.graphs.collection import GraphCollection
-from graphflow.graphs.objective import TargetKind
+from graphflow.graphs.model import GraphModel
+from graphflow.graphs.objective import GraphObjective, TargetKind, standard_units
 from graphflow.graphs.task import GraphTask, GraphTaskOptions
 from graphflow.options import option
 
@@ -34,6 +37,7 @@ class GraphRegression(GraphTask):
     name = "graph_regression"
     summary = "Train the [model] + a readout to predict numbers per graph (MAE, RMSE)"
     Options = GraphRegressionOptions
+    options: GraphRegressionOptions
 
     def _kind(self, graphs: GraphCollection) -> TargetKind:
         if graphs.labels is not None and not graphs.labels.is_floating_point():
@@ -41,3 +45,14 @@ class GraphRegression(GraphTask):
                             "labels; use graph_classification, or a loader's targets = "
                             '"attributes"')
         return "regression"
+
+    def _fold_objective(self, objective: GraphObjective, train_labels: torch.Tensor,
+                        model: GraphModel) -> GraphObjective:
+        if not self.options.standardize:
+            return objective
+        # the head fits the training graphs' targets in standard units; scores, figures and
+        # the saved model stay in the targets' own units (the task base folds the map into
+        # the head when training ends)
+        shift, scale = standard_units(train_labels)
+        model.scale_targets(shift, scale)
+        return replace(objective, scale=scale)

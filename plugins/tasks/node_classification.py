@@ -18,6 +18,7 @@ from graphflow.nn.typed import TypedAdjacency
 from graphflow.sparse import Adjacency
 from graphflow.pruning.two_four import hold_masks, masked_layers
 from graphflow.train import finite
+from graphflow.train.balance import CLASS_WEIGHTS_HELP, ClassWeights, balanced
 from graphflow.train.inputs import Targets, node_targets
 from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
 from graphflow.train.restore import restore_model
@@ -30,6 +31,7 @@ class NodeClassificationOptions(SupervisedOptions):
     monitor: Literal["val_acc", "val_loss"] = option(
         "val_acc", "The validation figure that picks the best model and drives patience "
                    "(val_acc: micro-F1 for multi-label).")
+    class_weights: ClassWeights = option("none", CLASS_WEIGHTS_HELP)
     amp: bool = option(
         False, "Mixed precision (float16 autocast, gradient scaling) on CUDA; ignored on CPU.")
     edge_weights: bool = option(
@@ -98,7 +100,9 @@ class NodeClassification(SupervisedTask):
         section = ctx.section
         targets, x = self._inputs(ctx)
         model = model.to(ctx.device)
-        objective = Objective(targets.num_classes, targets.multilabel)
+        weight = None if o.class_weights == "none" else \
+            balanced(targets.labels[targets.splits["train"]], targets.num_classes).to(ctx.device)
+        objective = Objective(targets.num_classes, targets.multilabel, weight)
         scaler = self._scaler(ctx)  # unscales the optimizer's own gradients: no flat groups
         optimizer = self.optimizer(model, lr=lr, flat_groups=scaler is None)
         stepper = Stepper(model, optimizer, ctx.device, scaler)

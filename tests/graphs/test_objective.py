@@ -25,3 +25,18 @@ def test_the_regression_loss_in_standard_units():
     torch.testing.assert_close(mse, torch.tensor(((2 / 2) ** 2 + (1 / 4) ** 2 + (1 / 2) ** 2) / 3))
     l1 = GraphObjective("regression", 2, "l1", scale=scale).loss(scores, y)
     torch.testing.assert_close(l1, torch.tensor((2 / 2 + 1 / 4 + 1 / 2) / 3))
+
+
+def test_class_weights_and_positive_weights_in_the_graph_losses():
+    scores = torch.tensor([[2.0, -1.0], [0.5, 0.3], [-1.0, 1.0]])
+    labels = torch.tensor([0, 0, 1])
+    w = torch.tensor([0.75, 1.5])
+    got = GraphObjective("classes", 2, weight=w).loss(scores, labels)
+    per_row = torch.nn.functional.cross_entropy(scores, labels, reduction="none") * w[labels]
+    torch.testing.assert_close(got, per_row.sum() / w[labels].sum())
+    y = torch.tensor([[1.0, NAN], [0.0, 1.0], [0.0, 0.0]])
+    pos = torch.tensor([2.0, 1.0])
+    got = GraphObjective("binary", 2, weight=pos).loss(scores, y)
+    p = torch.sigmoid(scores)
+    terms = -(pos * y * p.log() + (1 - y) * (1 - p).log())  # NaN where the target is missing
+    torch.testing.assert_close(got, terms[~torch.isnan(y)].mean())

@@ -307,3 +307,30 @@ def test_standardized_regression_does_not_depend_on_the_targets_units(run_toml, 
     again = torch.tensor(pq.read_table(tmp_path / "p" / "predictions.parquet")
                          .column("prediction").to_pylist(), dtype=torch.float64)
     torch.testing.assert_close(again, big, rtol=1e-6, atol=1e-3)
+
+
+def test_balanced_class_weights_come_from_the_training_graphs(run_toml, tmp_path):
+    """class_weights = "balanced": on the even rings/paths split every weight is 1 (the same
+    run as without); with a rare class (graphs of 9 or more nodes) the loss is weighted."""
+    folder = tmp_path / "RARE"
+    folder.mkdir()
+    for f in Path(RINGS).iterdir():
+        (folder / f.name.replace("RP_", "RARE_")).write_bytes(f.read_bytes())
+    indicator = (folder / "RARE_graph_indicator.txt").read_text().split()
+    sizes = torch.bincount(torch.tensor([int(x) for x in indicator]))[1:]
+    (folder / "RARE_graph_labels.txt").write_text(
+        "".join(f"{int(n >= 9)}\n" for n in sizes.tolist()))
+    assert 0 < int((sizes >= 9).sum()) < len(sizes) // 3
+    losses = {}
+    for data in ("RP", "RARE"):
+        for weights in ("none", "balanced"):
+            text = pipeline(epochs=2, train_extra=f'class_weights = "{weights}"')
+            if data == "RARE":
+                text = text.replace(f'path = "{RINGS}"\nname = "RP"',
+                                    f'path = "{folder.as_posix()}"\nname = "RARE"')
+            out = tmp_path / f"{data}-{weights}"
+            run_toml(text, out_dir=out)
+            losses[data, weights] = [json.loads(line)["loss"] for line in
+                                     (out / "metrics.jsonl").read_text().splitlines()]
+    assert losses["RP", "balanced"] == pytest.approx(losses["RP", "none"], rel=1e-5)
+    assert losses["RARE", "balanced"][0] != pytest.approx(losses["RARE", "none"][0], rel=1e-2)

@@ -475,3 +475,61 @@ def test_a_node2vec_stage_chains_into_a_gcn_stage(run_toml, host, features, in_d
     # The GCN stage has no [sample]: it trains full-batch, not on node2vec's walks.
     assert ctx.artifacts.model.in_dim == in_dim
     assert ctx.metrics["test_acc"] > 0.7
+
+
+class ImbalancedGraph(Loader):
+    """Test loader: 600 nodes, 1 in 12 of class 1; each node has 3 neighbours of its class
+    and 1 of any; its 8 features carry its class weakly."""
+
+    name = "imbalanced"
+    summary = "test"
+
+    def load(self, ctx):
+        from graphflow.compat.dgl import dgl
+        from graphflow.graph import NodeIds
+
+        gen = torch.Generator().manual_seed(0)
+        n = 600
+        label = (torch.arange(n) % 12 == 0).long()
+        members = [label.eq(c).nonzero().squeeze(1) for c in (0, 1)]
+        same = torch.cat([members[c][torch.randint(members[c].numel(), (3,), generator=gen)]
+                          for c in label.tolist()])  # 3 of its class per node
+        src = torch.cat([same, torch.randint(n, (n,), generator=gen)])
+        dst = torch.cat([torch.arange(n).repeat_interleave(3), torch.arange(n)])
+        g = dgl.graph((torch.cat([src, dst]), torch.cat([dst, src])), num_nodes=n)
+        g.ndata["feat"] = torch.randn(n, 8, generator=gen) + 0.4 * label[:, None]
+        g.ndata["label"] = label
+        order = torch.randperm(n, generator=gen)
+        for name, part in zip(("train_mask", "val_mask", "test_mask"),
+                              (order[:300], order[300:400], order[400:])):
+            g.ndata[name] = torch.zeros(n, dtype=torch.bool).index_fill_(0, part, True)
+        return GraphData(graph=g, ids=NodeIds.identity(n))
+
+
+class ImbalancedPlugin:
+    @hookimpl
+    def graphflow_register_loaders(self, register):
+        register(ImbalancedGraph)
+
+
+def test_balanced_class_weights_find_more_of_the_rare_class(run_toml, tmp_path):
+    text = """
+[load]
+type = "imbalanced"
+[model]
+type = "gcn"
+hidden = 16
+[train]
+type = "node_classification"
+epochs = 30
+monitor = "val_loss"
+class_weights = "{weights}"
+"""
+    recall = {}
+    for weights in ("none", "balanced"):
+        ctx = run_toml(text.format(weights=weights), out_dir=tmp_path / weights,
+                       host=create_host(plugins={"imb": ImbalancedPlugin()})).ctx
+        label = ctx.data.graph.ndata["label"]
+        rest = ~ctx.data.graph.ndata["train_mask"] & (label == 1)  # rare nodes outside training
+        recall[weights] = (ctx.artifacts.predictions[rest] == 1).float().mean().item()
+    assert recall["balanced"] > recall["none"] + 0.3, recall

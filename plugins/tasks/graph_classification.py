@@ -28,10 +28,10 @@ class GraphClassification(GraphTask):
     ``f1_macro`` and, for two classes, ``roc_auc``. Float 0/1 targets (G, T), NaN = missing
     (multi-task molecule sets), train with binary cross-entropy over the present entries and
     report the mean ``roc_auc`` over tasks. ``class_weights = "balanced"`` weighs rare classes
-    (or each task's positives) up, from each training split's labels. Results: ``train_*``, ``val_*``, ``test_*`` (one
-    split) or ``cv_gin_*`` and ``cv_strict_*`` with each fold in run.json's reports (folds);
-    per-graph ``predictions``, ``logits`` and ``embeddings`` (the read-out vectors) as
-    artifacts, exported with the graph ids.
+    (or each task's positives) up, from each training split's labels. Results: ``train_*``,
+    ``val_*``, ``test_*`` (one split) or ``cv_gin_*`` and ``cv_strict_*`` with each fold in
+    run.json's reports (folds); per-graph ``predictions``, ``logits`` and ``embeddings`` (the
+    read-out vectors) as artifacts, exported with the graph ids.
     """
 
     name = "graph_classification"

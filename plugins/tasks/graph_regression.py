@@ -30,8 +30,9 @@ class GraphRegression(GraphTask):
     """Graph regression: the ``[model]`` encodes the nodes, a readout pools each graph, a
     linear head estimates its (G, T) float targets (NaN = missing, left out of the loss and
     the figures), optionally fitted in standard units (``standardize``: the loss is taken on
-    ``(s - y) / std``; the head maps back to the targets' units). Reports ``mae`` and ``rmse`` (``val_mae`` picks the best model by
-    default); with folds, ``cv_gin_mae`` (lowest mean test curve) and ``cv_strict_mae``.
+    ``(s - y) / std``; the head maps back to the targets' units). Reports ``mae`` and
+    ``rmse`` (``val_mae`` picks the best model by default); with folds, ``cv_gin_mae``
+    (lowest mean test curve) and ``cv_strict_mae``.
     """
 
     name = "graph_regression"

@@ -28,9 +28,10 @@ from graphflow.train import typed_node
 
 @dataclass
 class NodeClassificationOptions(SupervisedOptions):
-    monitor: Literal["val_acc", "val_loss"] = option(
+    monitor: Literal["val_acc", "val_loss", "val_f1_macro"] = option(
         "val_acc", "The validation figure that picks the best model and drives patience "
-                   "(val_acc: micro-F1 for multi-label).")
+                   "(val_acc: micro-F1 for multi-label; val_f1_macro: the mean F1 over "
+                   "classes, for imbalanced labels).")
     class_weights: ClassWeights = option("none", CLASS_WEIGHTS_HELP)
     amp: bool = option(
         False, "Mixed precision (float16 autocast, gradient scaling) on CUDA; ignored on CPU.")
@@ -124,9 +125,9 @@ class NodeClassification(SupervisedTask):
                                       targets.labels[val_ids].to(logits.device))  # (n_val, C)
             report = objective.report(out, y)
             figures = {"val_loss": objective.loss(out, y).item(),
-                       "val_acc": report["acc"]}
-            if o.monitor == "val_loss":
-                return figures, figures["val_loss"]
+                       "val_acc": report["acc"], "val_f1_macro": report["f1_macro"]}
+            if o.monitor in ("val_loss", "val_f1_macro"):
+                return figures, figures[o.monitor]
             return figures, report[objective.score_name]
 
         if val_ids is None and (o.patience or o.restore_best):

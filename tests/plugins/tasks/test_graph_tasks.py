@@ -334,3 +334,11 @@ def test_balanced_class_weights_come_from_the_training_graphs(run_toml, tmp_path
                                      (out / "metrics.jsonl").read_text().splitlines()]
     assert losses["RP", "balanced"] == pytest.approx(losses["RP", "none"], rel=1e-5)
     assert losses["RARE", "balanced"][0] != pytest.approx(losses["RARE", "none"][0], rel=1e-2)
+
+
+def test_monitor_val_f1_macro_for_classes(run_toml):
+    result = run_toml(pipeline(epochs=6, train_extra='monitor = "val_f1_macro"'))
+    records = [json.loads(line) for line in
+               (result.out_dir / "metrics.jsonl").read_text().splitlines()]
+    scores = [r["val_f1_macro"] for r in records]
+    assert result.ctx.metrics["best_epoch"] == scores.index(max(scores)) + 1

@@ -533,3 +533,23 @@ class_weights = "{weights}"
         rest = ~ctx.data.graph.ndata["train_mask"] & (label == 1)  # rare nodes outside training
         recall[weights] = (ctx.artifacts.predictions[rest] == 1).float().mean().item()
     assert recall["balanced"] > recall["none"] + 0.3, recall
+
+
+def test_monitor_val_f1_macro_keeps_the_best_macro_f1(run_toml):
+    text = """
+[load]
+type = "imbalanced"
+[model]
+type = "gcn"
+hidden = 16
+[train]
+type = "node_classification"
+epochs = 12
+monitor = "val_f1_macro"
+"""
+    result = run_toml(text, host=create_host(plugins={"imb": ImbalancedPlugin()}))
+    records = epochs_logged(result.out_dir)
+    scores = [r["val_f1_macro"] for r in records]
+    best = scores.index(max(scores)) + 1  # the first epoch of the highest
+    assert result.ctx.metrics["best_epoch"] == best
+    assert result.ctx.metrics["val_f1_macro"] == pytest.approx(max(scores))

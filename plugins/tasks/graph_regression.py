@@ -20,10 +20,10 @@ class GraphRegressionOptions(GraphTaskOptions):
     loss: Literal["mse", "l1"] = option("mse", "Training loss: mse or l1 (mean absolute).")
     standardize: bool = option(
         False, "Fit each target in standard units (minus its mean, over its standard "
-               "deviation, both from the training graphs; missing entries left out), for "
-               "targets far from unit scale (energies in the thousands). Scores, figures, "
-               "exports and the saved model stay in the targets' own units; the logged loss "
-               "is in standard units.")
+               "deviation, both from the training graphs; missing entries left out): for "
+               "targets far from zero against their spread, or of very different scales. "
+               "Scores, figures, exports and the saved model stay in the targets' own units; "
+               "the logged loss is in standard units.")
 
 
 class GraphRegression(GraphTask):

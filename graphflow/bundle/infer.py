@@ -76,7 +76,8 @@ def graph_outputs(bundle: Bundle, data: GraphData, *, batch_size: int = 1024,
     ids = torch.arange(graphs.num_graphs, device=device)
     parts = [model(b) for b in batcher.epoch(ids, batch_size)]
     if not parts:
-        width = sum(bundle.meta["graph_model"]["widths"])
+        g = bundle.meta["graph_model"]  # bundles before set2set: read-out = node widths
+        width = sum(g.get("read_widths", g["widths"]))
         return torch.zeros(0, bundle.meta["graph_model"]["out_dim"]), torch.zeros(0, width)
     return (torch.cat([p[0] for p in parts]).float().cpu(),
             torch.cat([p[1] for p in parts]).float().cpu())

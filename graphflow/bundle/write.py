@@ -104,7 +104,9 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
         meta["link"] = {"embedding_dim": int(info.get("embedding_dim", 0)),
                         "decoder": info.get("decoder", "dot")}
     if kind == "graph":
-        meta["graph_model"] = {"widths": list(model.widths), "layers": model.read_layers,
+        meta["graph_model"] = {"widths": list(model.widths),
+                               "read_widths": list(model.read_widths),
+                               "layers": model.read_layers,
                                "pooling": info.get("readout"), "hidden": info.get("hidden"),
                                "dropout": float(model.drop.p),
                                "out_dim": int(model.out_dim)}

@@ -39,7 +39,8 @@ class GraphModel(nn.Module):
     """Node encoder + readout + linear head (see the module docstring).
 
     :param encoder: the ``[model]``'s module, ``(adj, x) -> (n, D)``.
-    :param widths: the widths of the node vectors read out (one per read-out layer).
+    :param widths: the widths of the node vectors read out (one per read-out layer); the
+        read-out vectors' own widths are ``read_widths`` (twice these for ``set2set``).
     :param out_dim: classes or targets.
     :param pooling: the readout (``sum``, ``mean``, ``max``, ``attention``).
     :param layers: ``last`` or ``all`` (needs ``layer_outputs``).
@@ -52,12 +53,13 @@ class GraphModel(nn.Module):
         self.encoder = encoder
         self.read_layers = layers
         self.readouts = nn.ModuleList(Readout(pooling, w) for w in widths)
+        self.read_widths = [r.width for r in self.readouts]  # the head's inputs, per layer
         # The per-layer linear maps, initialised as nn.Linear(w_l, out_dim) each, held as two
-        # parameters: W = [W_0 ... W_L] (out_dim, sum(widths)) and the biases (L + 1, out_dim).
+        # parameters: W = [W_0 ... W_L] (out_dim, sum(read_widths)) and the biases (L + 1, out_dim).
         # Adam and weight decay act entry by entry, so training is that of separate maps; one
         # weight and one bias tensor spare the optimizer its per-tensor work and the forward
         # the concatenation of the maps.
-        heads = [nn.Linear(w, out_dim) for w in widths]
+        heads = [nn.Linear(w, out_dim) for w in self.read_widths]
         self.weight = nn.Parameter(torch.cat([h.weight.detach() for h in heads], dim=1))
         self.bias = nn.Parameter(torch.stack([h.bias.detach() for h in heads]))
         self.drop = nn.Dropout(dropout)
@@ -77,7 +79,7 @@ class GraphModel(nn.Module):
         return [self.encoder(batch.adj, batch.x)]
 
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        r"""``(scores (B, out_dim), embeddings (B, sum(widths)))``.
+        r"""``(scores (B, out_dim), embeddings (B, sum(read_widths)))``.
 
         The per-layer heads run as one product, :math:`\sum_l W_l\,\mathrm{drop}(r_l) + c_l =
         [W_0 \cdots W_L]\,\mathrm{drop}([r_0 \cdots r_L]) + \sum_l c_l` (``weight`` and
@@ -88,7 +90,7 @@ class GraphModel(nn.Module):
         """
         seg = batch.segment()
         pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]
-        emb = pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=1)  # (B, sum(widths))
+        emb = pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=1)  # (B, sum(read_w.))
         scores = F.linear(self.drop(emb), self.weight, self.bias.sum(0))
         if self._scaled:
             scores = torch.addcmul(self.target_shift, scores, self.target_scale)
@@ -104,7 +106,7 @@ class GraphModel(nn.Module):
         self._scaled = True
 
     def head(self) -> tuple[torch.Tensor, torch.Tensor]:
-        """The head with the target map folded in: ``weight`` (out_dim, sum(widths)) and the
+        """The head with the target map folded in: ``weight`` (out_dim, sum(read_widths)), the
         per-layer ``bias`` (L + 1, out_dim) such that ``emb @ weight.T + bias.sum(0)`` gives
         the scores (what the portable twins and :meth:`absorb_target_scaling` use)."""
         with torch.no_grad():

@@ -66,7 +66,9 @@ class GraphTaskOptions(SupervisedOptions):
     lr_step: int = option(50, "Multiply the learning rate by lr_gamma every lr_step epochs "
                               "(the GIN paper: 50, 0.5); 0 = constant.")
     lr_gamma: float = option(0.5, "The factor of each lr_step.")
-    readout: Pooling = option("sum", "Graph readout: sum, mean, max or attention (gated).")
+    readout: Pooling = option("sum", "Graph readout: sum, mean, max, attention (gated) or "
+                                     "set2set (an LSTM query attending 3 rounds; twice the "
+                                     "width).")
     readout_layers: ReadoutLayers = option(
         "all", 'Read out "all" layers (the input included; the GIN paper) or the "last" one. '
                "A model without per-layer outputs (layer_outputs) uses its last layer.")

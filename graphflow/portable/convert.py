@@ -124,6 +124,8 @@ def _encoder(model: nn.Module, inputs: str, what: str) -> GNNStack:
 
 def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
     encoder = _encoder(model, inputs, "graph-level")
+    if any(r.pooling == "set2set" for r in model.readouts):
+        raise Unsupported(f"the set2set read-out has no portable form; {FALLBACK}")
     readouts = [PortableReadout(r.pooling, None if r.gate is None
                                 else plain_module(r.gate, f"readouts.{i}.gate"))
                 for i, r in enumerate(model.readouts)]

@@ -83,3 +83,27 @@ def test_segment_sums_empty_segments_heads_and_other_dtypes():
     half = h.detach()[:, 0].half()
     torch.testing.assert_close(Readout("sum", 3)(half, seg, ptr),
                                segment_sum(half.float(), seg, 3).half())
+
+
+def test_set2set_matches_dgl_with_gradients():
+    """The same LSTM in both: DGL's Set2Set (3 rounds, one layer) and ours, outputs and the
+    gradients of the node vectors and of the LSTM's weights."""
+    from dgl.nn import Set2Set
+
+    h, seg, ptr, sizes = setup()
+    torch.manual_seed(0)
+    ref_layer = Set2Set(6, n_iters=3, n_layers=1)
+    readout = Readout("set2set", 6)
+    readout.lstm.load_state_dict(ref_layer.lstm.state_dict())
+    assert readout.width == 12
+    g = dgl.batch([dgl.graph(([], []), num_nodes=int(n)) for n in sizes])
+    ours_h, ref_h = h.clone().requires_grad_(), h.clone().requires_grad_()
+    out, ref = readout(ours_h, seg, ptr), ref_layer(g, ref_h)
+    assert out.shape == ref.shape == (4, 12)
+    torch.testing.assert_close(out, ref, atol=1e-6, rtol=1e-5)
+    weights = torch.randn(4, 12)  # a loss that weighs every output differently
+    (out * weights).sum().backward()
+    (ref * weights).sum().backward()
+    torch.testing.assert_close(ours_h.grad, ref_h.grad, atol=1e-6, rtol=1e-5)
+    for (name, p), q in zip(readout.lstm.named_parameters(), ref_layer.lstm.parameters()):
+        torch.testing.assert_close(p.grad, q.grad, atol=1e-6, rtol=1e-5, msg=name)

@@ -342,3 +342,24 @@ def test_monitor_val_f1_macro_for_classes(run_toml):
                (result.out_dir / "metrics.jsonl").read_text().splitlines()]
     scores = [r["val_f1_macro"] for r in records]
     assert result.ctx.metrics["best_epoch"] == scores.index(max(scores)) + 1
+
+
+def test_set2set_read_out_trains_predicts_and_refuses_portable_export(run_toml, cli, tmp_path):
+    text = pipeline(epochs=30, train_extra='split = [0.5, 0.25, 0.25]\nreadout = "set2set"')
+    result = run_toml(text + '[[export]]\ntype = "parquet"\nwhat = "embeddings"\n'
+                      '[[export]]\ntype = "parquet"\nwhat = "predictions"\n',
+                      name="s2s.toml", out_dir=tmp_path / "run")
+    assert result.ctx.metrics["test_acc"] == 1.0
+    emb = pq.read_table(result.out_dir / "embeddings.parquet")
+    # every layer's read-out, twice its width: input (degree one-hot, 3) + 2 layers of 16
+    assert len(emb.column("embedding")[0]) == 2 * (3 + 16 + 16)
+    code, _, err = cli("predict", result.out_dir, "--data", tmp_path / "s2s.toml",
+                       "--out", tmp_path / "p", "--quiet")
+    assert code == 0, err
+    ours = pq.read_table(tmp_path / "p" / "predictions.parquet")
+    assert ours.equals(pq.read_table(result.out_dir / "predictions.parquet"))
+    onnx = tmp_path / "onnx.toml"
+    onnx.write_text(text + '[[export]]\ntype = "torchscript"\n')
+    code, _, err = cli("run", onnx, "--out-dir", tmp_path / "onnx")
+    assert code == 1
+    assert "the set2set read-out has no portable form" in err and "Traceback" not in err

@@ -51,9 +51,9 @@ class NodeClassification(SupervisedTask):
 
     Trains on the ``train_mask`` nodes: full-batch without a ``[sample]`` section, on sampled
     blocks with one (the sampler's shuffled batches of seeds, one fanout per layer). Each
-    ``eval_every`` epochs it scores the ``val_mask`` nodes (``monitor``: accuracy or loss),
-    keeps the best model (``checkpoint.pt``) and the state that ``graphflow run --resume``
-    continues from; ``patience`` stops early.
+    ``eval_every`` epochs it scores the ``val_mask`` nodes (``monitor``: accuracy, loss or
+    macro-F1), keeps the best model (``checkpoint.pt``) and the state that ``graphflow run
+    --resume`` continues from; ``patience`` stops early.
 
     Single-label targets (int64 class ids) train with cross-entropy; multi-label targets
     (float (N, C) 0/1) with one-vs-rest binary cross-entropy, picking the best model by

@@ -512,8 +512,7 @@ class ImbalancedPlugin:
         register(ImbalancedGraph)
 
 
-def test_balanced_class_weights_find_more_of_the_rare_class(run_toml, tmp_path):
-    text = """
+IMBALANCED = """
 [load]
 type = "imbalanced"
 [model]
@@ -521,13 +520,17 @@ type = "gcn"
 hidden = 16
 [train]
 type = "node_classification"
-epochs = 30
-monitor = "val_loss"
-class_weights = "{weights}"
+epochs = {epochs}
+{train}
 """
+
+
+def test_balanced_class_weights_find_more_of_the_rare_class(run_toml, tmp_path):
     recall = {}
     for weights in ("none", "balanced"):
-        ctx = run_toml(text.format(weights=weights), out_dir=tmp_path / weights,
+        text = IMBALANCED.format(epochs=30, train=f'monitor = "val_loss"\n'
+                                                  f'class_weights = "{weights}"')
+        ctx = run_toml(text, out_dir=tmp_path / weights,
                        host=create_host(plugins={"imb": ImbalancedPlugin()})).ctx
         label = ctx.data.graph.ndata["label"]
         rest = ~ctx.data.graph.ndata["train_mask"] & (label == 1)  # rare nodes outside training
@@ -536,18 +539,8 @@ class_weights = "{weights}"
 
 
 def test_monitor_val_f1_macro_keeps_the_best_macro_f1(run_toml):
-    text = """
-[load]
-type = "imbalanced"
-[model]
-type = "gcn"
-hidden = 16
-[train]
-type = "node_classification"
-epochs = 12
-monitor = "val_f1_macro"
-"""
-    result = run_toml(text, host=create_host(plugins={"imb": ImbalancedPlugin()}))
+    result = run_toml(IMBALANCED.format(epochs=12, train='monitor = "val_f1_macro"'),
+                      host=create_host(plugins={"imb": ImbalancedPlugin()}))
     records = epochs_logged(result.out_dir)
     scores = [r["val_f1_macro"] for r in records]
     best = scores.index(max(scores)) + 1  # the first epoch of the highest

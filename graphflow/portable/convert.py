@@ -38,7 +38,8 @@ from graphflow.portable.layers import (PortableGAT, PortableGCN, PortableGIN, Po
                                        PortableSAGE, PortableSGC)
 from graphflow.portable.pairs import (LinkLevelModel, PortableBilinear, PortableDot,
                                       PortableMLPDecoder)
-from graphflow.portable.readout import EdgeGraphLevelModel, GraphLevelModel, PortableReadout
+from graphflow.portable.readout import (EdgeGraphLevelModel, GraphLevelModel, PortableReadout,
+                                        PortableSet2Set)
 from graphflow.portable.stack import BlockModel, FullGraphModel, Post
 
 Inputs = Literal["full", "block"]
@@ -124,9 +125,9 @@ def _encoder(model: nn.Module, inputs: str, what: str) -> GNNStack:
 
 def _graph_level(model: GraphModel, inputs: str) -> GraphLevelModel:
     encoder = _encoder(model, inputs, "graph-level")
-    if any(r.pooling == "set2set" for r in model.readouts):
-        raise Unsupported(f"the set2set read-out has no portable form; {FALLBACK}")
-    readouts = [PortableReadout(r.pooling, None if r.gate is None
+    readouts = [PortableSet2Set(plain_module(r.lstm, f"readouts.{i}.lstm"), r.steps)
+                if r.lstm is not None else
+                PortableReadout(r.pooling, None if r.gate is None
                                 else plain_module(r.gate, f"readouts.{i}.gate"))
                 for i, r in enumerate(model.readouts)]
     twin = portable_model(encoder, "full", edge_features=True)

@@ -65,9 +65,9 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
                           f"(opset {GAT_OPSET}); set opset = {GAT_OPSET} or more, or export to "
                           f"torchscript")
     pooled = {m.pooling for m in twin.modules() if isinstance(m, PortableReadout)}
-    if opset < GAT_OPSET and pooled & {"max", "attention"}:
+    if opset < GAT_OPSET and pooled & {"max", "attention", "set2set"}:
         raise Unsupported(f"cannot export the model to ONNX with opset {opset}: the "
-                          f"{sorted(pooled & {'max', 'attention'})[0]} read-out needs "
+                          f"{sorted(pooled & {'max', 'attention', 'set2set'})[0]} read-out needs "
                           f"ScatterElements with reduction max (opset {GAT_OPSET}); set opset = "
                           f"{GAT_OPSET} or more, or export to torchscript")
     traced: nn.Module = FlatBlockModel(twin) if isinstance(twin, BlockModel) else twin

@@ -6,12 +6,12 @@ collection's nodes ``x`` (N, F) float32 and raw edges as :class:`~graphflow.port
 FullGraphModel` takes them (edges never join two graphs), ``graph`` (N,) int64 the graph
 position of every node (``0..num_graphs - 1``, in any order) and ``num_graphs`` a 0-d int64
 tensor. It returns (num_graphs, C) scores: the node encoder's layers, the readout of every
-read-out layer's node vectors (sum, mean, max or gated attention per graph), and the linear
+read-out layer's node vectors (sum, mean, max, gated attention or set2set per graph), and the linear
 head :math:`[W_0 \cdots W_L]\,[r_0 \cdots r_L] + \sum_l c_l`.
 
 The per-graph reductions are ``scatter_add`` (ONNX ScatterElements with ``reduction="add"``,
-opset 16) and, for max and attention, ``scatter_reduce`` with ``amax`` (``reduction="max"``,
-opset 18).
+opset 16) and, for max, attention and set2set, ``scatter_reduce`` with ``amax``
+(``reduction="max"``, opset 18); set2set's LSTM is ONNX's LSTM.
 """
 
 from __future__ import annotations
@@ -72,6 +72,33 @@ class PortableReadout(nn.Module):
         e = torch.exp(score - gather(top, graph))  # (N, 1)
         total = segment_sum(e, graph, num_graphs)  # (G, 1)
         return segment_sum(e / gather(total, graph) * h, graph, num_graphs)
+
+
+class PortableSet2Set(PortableReadout):
+    """The set2set read-out (:func:`graphflow.graphs.readout.set2set`): ``steps`` rounds of
+    ``lstm`` (input 2D, hidden D) from zero states, each attending over every graph's rows by
+    a per-graph softmax; (N, D) node vectors in, (G, 2D) graph vectors out."""
+
+    def __init__(self, lstm: nn.LSTM, steps: int):
+        super().__init__("set2set", None)
+        self.lstm = lstm
+        self.steps = steps
+
+    def forward(self, h: Tensor, graph: Tensor, num_graphs: Tensor) -> Tensor:
+        d = h.shape[1]
+        zeros = graph_rows(graph, num_graphs, d, h, 0.0).unsqueeze(0)  # (1, G, D)
+        state = (zeros, zeros)
+        q_star = graph_rows(graph, num_graphs, 2 * d, h, 0.0)  # (G, 2D)
+        for _ in range(self.steps):
+            q, state = self.lstm(q_star.unsqueeze(0), state)
+            q = q.squeeze(0)  # (G, D)
+            score = (h * gather(q, graph)).sum(1, keepdim=True)  # (N, 1)
+            top = segment_max(score, graph, num_graphs)  # (G, 1)
+            e = torch.exp(score - gather(top, graph))  # (N, 1)
+            total = segment_sum(e, graph, num_graphs)  # (G, 1)
+            r = segment_sum(e / gather(total, graph) * h, graph, num_graphs)  # (G, D)
+            q_star = torch.cat([q, r], dim=1)
+        return q_star
 
 
 class GraphLevelModel(nn.Module):

@@ -29,6 +29,7 @@ CASES = {  # name: (layer stack, its options, readout, read-out layers)
     "gin_mean_last": ("gin", {}, "mean", "last"),
     "sage_max_all": ("sage", {"residual": True}, "max", "all"),
     "gcn_attention_all": ("gcn", {}, "attention", "all"),
+    "gin_set2set_all": ("gin", {}, "set2set", "all"),
     # a regression head trained in standard units (scale_targets), not yet folded in
     "gin_sum_all_scaled": ("gin", {"layers": 3, "norm": "batch"}, "sum", "all"),
 }
@@ -116,10 +117,11 @@ def test_graph_models_without_a_portable_form_fail_in_one_line(tmp_path):
     with pytest.raises(Unsupported, match='a graph-level model takes whole graphs: export it '
                                           'with inputs = "full"'):
         export_onnx(model, tmp_path / "m.onnx", inputs="block")
-    pooled = graph_model("gin", {}, "max", "all", batch)
-    with pytest.raises(Unsupported, match="with opset 16: the max read-out needs "
-                                          "ScatterElements with reduction max"):
-        export_onnx(pooled, tmp_path / "m.onnx", opset=16)
+    for pooling in ("max", "set2set"):
+        pooled = graph_model("gin", {}, pooling, "all", batch)
+        with pytest.raises(Unsupported, match=f"with opset 16: the {pooling} read-out needs "
+                                              "ScatterElements with reduction max"):
+            export_onnx(pooled, tmp_path / "m.onnx", opset=16)
     assert not list(tmp_path.iterdir())  # nothing written
 
 

@@ -82,6 +82,13 @@ class GraphObjective:
         return {"mae": metrics.mae(scores, y), "rmse": metrics.rmse(scores, y)}
 
     @property
+    def figures(self) -> tuple[str, ...]:
+        """The figures :meth:`report` gives for these targets (``loss`` besides)."""
+        if self.kind == "classes":
+            return ("acc", "f1_macro") + (("roc_auc",) if self.out_dim == 2 else ())
+        return ("roc_auc", "acc") if self.kind == "binary" else ("mae", "rmse")
+
+    @property
     def score_name(self) -> str:
         """The validation figure that picks the best model by default."""
         return {"classes": "acc", "binary": "roc_auc", "regression": "mae"}[self.kind]

@@ -166,12 +166,17 @@ class GraphTask(SupervisedTask):
         weights, a regression head in standard units); the shared one by default."""
         return objective
 
-    def _monitor(self, objective: GraphObjective) -> tuple[str, bool]:
-        """The monitored figure's name (without ``val_``) and whether lower is better."""
+    def _monitor(self, objective: GraphObjective, section: str) -> tuple[str, bool]:
+        """The monitored figure's name (without ``val_``) and whether lower is better; a
+        figure these targets do not report stops the run before training."""
         m = self.options.monitor
         if m == "auto":
             return objective.score_name, objective.minimize
         name = m.removeprefix("val_")
+        known = ("loss", *objective.figures)
+        if name not in known:
+            raise ConfigError(f'[{section}] monitor = "{m}" is not a figure of these targets; '
+                              f"choose one of {', '.join('val_' + k for k in known)}")
         return name, name in ("loss", "mae", "rmse")
 
     # ------------------------------------------------------------------ run
@@ -283,7 +288,7 @@ class GraphTask(SupervisedTask):
                                          model)
         optimizer = self.optimizer(model)
         generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
-        name, minimize = self._monitor(objective)
+        name, minimize = self._monitor(objective, ctx.section)
         meta = self.meta(ctx, in_dim=int(inputs.batcher.x.shape[1]), hidden=o.hidden,
                          classes=objective.out_dim, readout=o.readout,
                          readout_layers=layers, fold=fold_no)
@@ -333,11 +338,7 @@ class GraphTask(SupervisedTask):
                 rep["loss"] = objective.loss(s, y).item()
                 figures.update({f"{part}_{k}": v for k, v in rep.items()})
                 if part == "val":
-                    if name not in rep:
-                        raise ConfigError(f"[{ctx.section}] monitor = \"val_{name}\" is not a "
-                                          f"figure of these targets; choose one of "
-                                          f"{', '.join('val_' + k for k in rep)}")
-                    score = rep[name]
+                    score = rep[name]  # a figure of these targets (_monitor checked)
                 else:
                     curve[now["epoch"]] = rep[main]
             return figures, score

@@ -40,3 +40,15 @@ def test_class_weights_and_positive_weights_in_the_graph_losses():
     p = torch.sigmoid(scores)
     terms = -(pos * y * p.log() + (1 - y) * (1 - p).log())  # NaN where the target is missing
     torch.testing.assert_close(got, terms[~torch.isnan(y)].mean())
+
+
+def test_figures_name_what_report_gives():
+    gen = torch.Generator().manual_seed(0)
+    scores = torch.randn(6, 3, generator=gen)
+    cases = [GraphObjective("classes", 3), GraphObjective("classes", 2),
+             GraphObjective("binary", 3), GraphObjective("regression", 3)]
+    targets = [torch.tensor([0, 1, 2, 0, 1, 2]), torch.tensor([0, 1, 0, 1, 0, 1]),
+               (torch.rand(6, 3, generator=gen) > 0.5).float(), torch.randn(6, 3, generator=gen)]
+    for objective, y in zip(cases, targets):
+        s = scores[:, :2] if objective.out_dim == 2 else scores
+        assert set(objective.report(s, y)) == set(objective.figures), objective.kind

@@ -378,3 +378,13 @@ def test_set2set_read_out_trains_predicts_and_exports(run_toml, cli, tmp_path):
         got = loaded(x, src, dst, torch.ones(src.shape[0]), graph,
                      torch.tensor(data.graphs.num_graphs))
     torch.testing.assert_close(got, logits, atol=1e-4, rtol=1e-4)
+
+
+def test_a_monitor_the_targets_do_not_report_stops_before_training(cli, tmp_path):
+    path = tmp_path / "p.toml"
+    path.write_text(pipeline(epochs=5, train_extra='monitor = "val_mae"'))
+    code, _, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 1 and "Traceback" not in err
+    assert '[train] monitor = "val_mae" is not a figure of these targets; choose one of ' \
+           "val_loss, val_acc, val_f1_macro, val_roc_auc" in err
+    assert not (tmp_path / "out" / "metrics.jsonl").exists()  # no epoch ran

@@ -13,7 +13,6 @@ node, full neighborhoods: a full-graph forward, or layer-wise inference in batch
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +28,7 @@ from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
 from graphflow.sparse.indexed_rows import IndexedRows
 from graphflow.train.metrics import classification_report
+from graphflow.train.step import Step, Stepper  # noqa: F401  (Stepper: the former name)
 
 Progress = Callable[..., Any]
 
@@ -66,29 +66,6 @@ class Objective:
     def score_name(self) -> str:
         """The validation figure that picks the best model."""
         return "f1_micro" if self.multilabel else "acc"
-
-
-class Stepper:
-    """One optimisation step with optional CUDA mixed precision (float16 + gradient scaling)."""
-
-    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer, device: torch.device,
-                 scaler: torch.amp.GradScaler | None):
-        self.model, self.optimizer, self.device, self.scaler = model, optimizer, device, scaler
-
-    def autocast(self) -> contextlib.AbstractContextManager[Any]:
-        if self.scaler is None:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=torch.float16)
-
-    def step(self, loss: torch.Tensor) -> None:
-        self.optimizer.zero_grad(set_to_none=True)
-        if self.scaler is None:
-            loss.backward()
-            self.optimizer.step()
-        else:
-            self.scaler.scale(loss).backward()
-            self.scaler.step(self.optimizer)
-            self.scaler.update()
 
 
 class FullBatch:

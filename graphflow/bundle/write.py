@@ -6,16 +6,14 @@ stage has trained, for every supervised task (node, link and graph level): the s
 model's input (feature width, fitted transform state, label names, the id map, the
 ``[load]`` and ``[[transform]]`` sections), the versions, and the weights' sha256.
 
-The folder is written whole or not at all: every file goes to a temporary folder beside
-it, which then replaces the old bundle in one rename.
+The folder is written whole or not at all (:func:`graphflow.io.atomic.atomic_dir`): every
+file goes to a temporary folder beside it, which then replaces the old bundle in one rename,
+with the umask's permissions.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -27,8 +25,7 @@ import torch
 from graphflow.bundle.fitted import fitted_of
 from graphflow.bundle.layout import BUNDLE_JSON, FORMAT, HELD_OUT, IDS, WEIGHTS, bundle_dir
 from graphflow.context import RunContext
-from graphflow.errors import DataError
-from graphflow.io.atomic import write_json
+from graphflow.io.atomic import atomic_dir, write_json
 from graphflow.linkpred.decoders import LinkModel
 from graphflow.record import package_versions
 from graphflow.train.restore import model_payload
@@ -112,7 +109,7 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
                                "out_dim": int(model.out_dim)}
     target = bundle_dir(ctx.out_dir, ctx.section)
     held = data.meta.get(HELD_OUT_META)
-    with _staging(target) as tmp:
+    with atomic_dir(target, what="model bundle") as tmp:
         weights = tmp / WEIGHTS
         torch.save({"what": "model", **model_payload(model, info)}, weights)
         meta["weights"] = {"file": WEIGHTS, "sha256": sha256(weights),
@@ -144,39 +141,3 @@ def _labels(data: Any, kind: str, info: dict[str, Any]) -> dict[str, Any]:
         return {}
     return {"classes": info.get("classes"), "multilabel": data.multilabel,
             "names": list(data.meta["classes"]) if "classes" in data.meta else None}
-
-
-class _staging:
-    """A temporary folder beside ``target`` that replaces it on success (one rename; the
-    old bundle, if any, is moved aside first and removed after)."""
-
-    def __init__(self, target: Path):
-        self.target = target
-
-    def __enter__(self) -> Path:
-        try:
-            self.target.parent.mkdir(parents=True, exist_ok=True)
-            self.tmp = Path(tempfile.mkdtemp(prefix=f".{self.target.name}.",
-                                             suffix=".partial", dir=self.target.parent))
-        except OSError as exc:
-            raise DataError(f"cannot write the model bundle {self.target}: "
-                            f"{exc.strerror or exc}") from exc
-        return self.tmp
-
-    def __exit__(self, exc_type: Any, exc: Any, tb: Any) -> None:
-        if exc_type is not None:
-            shutil.rmtree(self.tmp, ignore_errors=True)
-            return
-        mask = os.umask(0)
-        os.umask(mask)
-        os.chmod(self.tmp, 0o777 & ~mask)  # mkdtemp / mkstemp make them private
-        for child in self.tmp.iterdir():
-            os.chmod(child, 0o666 & ~mask)
-        old = None
-        if self.target.exists():
-            old = self.target.with_name(f".{self.target.name}.old-{os.getpid()}")
-            shutil.rmtree(old, ignore_errors=True)
-            os.replace(self.target, old)
-        os.replace(self.tmp, self.target)
-        if old is not None:
-            shutil.rmtree(old, ignore_errors=True)

@@ -20,6 +20,7 @@ Layout written (NAME = ``demo``, every kind)::
 from __future__ import annotations
 
 import keyword
+import os
 import re
 import shutil
 import sys
@@ -30,6 +31,7 @@ from pathlib import Path
 from string import Template
 
 from graphflow.errors import ConfigError, did_you_mean
+from graphflow.io.atomic import folder_mode
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 KINDS = ("loader", "transform", "model", "task", "exporter", "hooks")
@@ -137,6 +139,7 @@ def new_plugin(name: str, kinds: Sequence[str] = DEFAULT_KINDS, folder: Path = P
             path = staging / rel
             path.parent.mkdir(parents=True, exist_ok=True)
             path.write_text(text, encoding="utf-8")
+        os.chmod(staging, folder_mode())  # mkdtemp makes it private; the umask's mode
         staging.rename(target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)

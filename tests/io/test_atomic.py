@@ -60,3 +60,84 @@ def test_other_errors_inside_pass_through(tmp_path):
         with atomic_path(tmp_path / "out.txt"):
             raise PermissionError(errno.EACCES, "a writer's own error")
     assert os.listdir(tmp_path) == []
+
+
+@pytest.fixture
+def umask():
+    """Set the process umask for one test, restored after."""
+    saved = os.umask(0o022)
+    os.umask(saved)
+    yield os.umask
+    os.umask(saved)
+
+
+@pytest.mark.parametrize("mask, mode", [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_files_get_the_umask_mode_not_mkstemp_s(tmp_path, umask, mask, mode):
+    umask(mask)
+    write_text(tmp_path / "a.txt", "x")
+    with atomic_path(tmp_path / "b.bin") as tmp:
+        tmp.write_bytes(b"y")
+    assert oct((tmp_path / "a.txt").stat().st_mode & 0o777) == oct(mode)
+    assert oct((tmp_path / "b.bin").stat().st_mode & 0o777) == oct(mode)
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+def test_a_folder_is_replaced_whole_with_the_umask_modes(tmp_path, umask, mask):
+    from graphflow.io.atomic import atomic_dir
+
+    umask(mask)
+    target = tmp_path / "bundle"
+    with atomic_dir(target) as tmp:
+        (tmp / "sub").mkdir()
+        (tmp / "sub" / "w.pt").write_bytes(b"1")
+        (tmp / "meta.json").write_text("{}")
+    with pytest.raises(RuntimeError):
+        with atomic_dir(target) as tmp:
+            (tmp / "meta.json").write_text("half")
+            raise RuntimeError("interrupted")
+    assert (target / "meta.json").read_text() == "{}"
+    assert sorted(os.listdir(tmp_path)) == ["bundle"]
+    modes = {p.relative_to(target).as_posix(): p.stat().st_mode & 0o777
+             for p in [target, *target.rglob("*")]}
+    files, folders = 0o666 & ~mask, 0o777 & ~mask
+    assert modes == {".": folders, "sub": folders, "sub/w.pt": files, "meta.json": files}
+
+
+@pytest.mark.parametrize("mask", [0o022, 0o077])
+def test_every_file_of_a_small_run_has_the_umask_mode(run_toml, tmp_path, umask, mask):
+    umask(mask)
+    result = run_toml("""
+[pipeline]
+name = "modes"
+seed = 0
+[load]
+type = "synthetic"
+nodes = 60
+classes = 2
+features = 4
+[model]
+type = "gcn"
+hidden = 8
+[train]
+type = "node_classification"
+epochs = 2
+[[export]]
+type = "parquet"
+what = "predictions"
+[[export]]
+type = "parquet"
+what = "logits"
+[[export]]
+type = "pt"
+what = "model"
+""")
+    out = result.out_dir
+    found = {p.relative_to(out).as_posix(): p.stat().st_mode & 0o777
+             for p in out.rglob("*")}
+    for name in ("predictions.parquet", "logits.parquet", "run.json", "checkpoint.pt",
+                 "model.pt", "model/bundle.json", "model/model.pt", "model"):
+        assert name in found, sorted(found)
+    want_file, want_dir = 0o666 & ~mask, 0o777 & ~mask
+    wrong = {name: oct(m) for name, m in found.items()
+             if m != (want_dir if (out / name).is_dir() else want_file)}
+    assert not wrong, wrong

@@ -37,9 +37,16 @@ capability). The file lives in ``$GRAPHFLOW_CACHE_DIR``, else ``$XDG_CACHE_HOME/
 else ``~/.cache/graphflow``, named ``calibration-<hash of the signature>.json``. Core
 choices are stored per core budget (``[pipeline] cores``). Writes are atomic
 (:mod:`graphflow.io.atomic`); a file that does not parse, or holds another signature, is
-ignored with one warning and rewritten. A part measured while the machine was busy (load
-average above its cores; other jobs make a two-thread OpenMP team many times slower than one
-thread) warns, and is measured again at the first use when the load is below half the cores.
+ignored with one warning and rewritten. The dense-product table is kept per intra-op thread
+count (``gemm-t<threads>``): a stage whose core plan gives it fewer threads than the process
+has looks up, or measures, the table for its own count (:func:`graphflow.sparse.gemm.backend_for`).
+
+**A busy machine.** Other jobs make a two-thread OpenMP team many times slower than one thread,
+so a part measured while the load average was above the cores is not kept as it is: the
+measurement is stored with ``busy: true`` beside the fixed rules (torch's products, the core
+policy), which are what runs use until it is measured again, at the first use when the load
+is no longer above the cores, or after :data:`BUSY_REUSES` uses whatever the load. One
+``graphflow: warning:`` line a process says so.
 
 **Modes** (``GRAPHFLOW_CALIBRATE``, or ``graphflow doctor --calibrate``): ``auto`` (default:
 the cache, else measure and cache), ``force`` (measure again and rewrite the cache; once per
@@ -65,7 +72,6 @@ import re
 import sys
 import threading
 import time
-import warnings
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from pathlib import Path
@@ -81,7 +87,7 @@ ENV_DIR = "GRAPHFLOW_CACHE_DIR"
 ENV_MODE = "GRAPHFLOW_CALIBRATE"
 """Environment variable: ``auto`` (default), ``force`` or ``off``."""
 MODES: tuple[str, ...] = ("auto", "force", "off")
-FORMAT = 1
+FORMAT = 2
 """Version of the cache file's layout; a file of another version is measured again."""
 
 ENV_CAPS = ("ONEDNN_MAX_CPU_ISA", "DNNL_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY", "OMP_NUM_THREADS",
@@ -94,6 +100,9 @@ CORES_MARGIN = 0.93
 """A measured core split replaces the fixed policy's only when this much faster (x time)."""
 SLOW = 2.0
 """A core split this many times slower than the best after one round gets no second round."""
+BUSY_REUSES = 3
+"""A part measured on a busy machine is measured again after this many uses, even if the
+machine is still busy (meanwhile runs use the fixed rules)."""
 
 GEMM_SHAPES: dict[str, tuple[int, int, int]] = {
     "large-wide": (4096, 256, 256),     # a sampled SAGE batch's first layers
@@ -231,10 +240,17 @@ def _read(path: Path, sig: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def _warn(path: Path, what: str) -> None:
-    if str(path) not in _warned:
-        _warned.add(str(path))
-        warnings.warn(f"graphflow calibration cache {path}: {what}", RuntimeWarning,
-                      stacklevel=3)
+    _say(str(path), f"calibration cache {path}: {what}")
+
+
+def _say(key: str, line: str) -> None:
+    """Print ``graphflow: warning: <line>`` on stderr once per process and ``key``, from one
+    process of a data-parallel run (rank 0)."""
+    if key in _warned:
+        return
+    _warned.add(key)
+    if os.environ.get("RANK", "0") == "0":
+        print(f"graphflow: warning: {line}", file=sys.stderr, flush=True)
 
 
 def _write(path: Path, sig: Mapping[str, Any], part: str, entry: dict[str, Any]) -> bool:
@@ -250,7 +266,8 @@ def _write(path: Path, sig: Mapping[str, Any], part: str, entry: dict[str, Any])
 
 
 def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> dict[str, Any]:
-    """The cached ``part`` or a fresh measurement of it, with ``source`` and ``path`` added."""
+    """The cached ``part`` or a fresh measurement of it, with ``source`` and ``path`` added
+    (a busy measurement's choices replaced by the fixed rules: :func:`_held`)."""
     chosen = mode(how)
     sig = signature()
     path = cache_path(sig)
@@ -260,32 +277,50 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
             _forced.add(memo_key)
             _memo.pop(memo_key, None)
         elif memo_key in _memo:
-            return {**_memo[memo_key], "source": "cache"}
+            return _held(part, {**_memo[memo_key], "source": "cache"})
         found = _read(path, sig).get(part) if chosen == "auto" else None
         if found is not None and not _valid(part, found):
             _warn(path, f"ignored its {part} entry (not what this version writes); it will be "
                         f"measured again and rewritten")
             found = None
-        if found is not None and _busy(found.get("load_average")) and not _busy(_load(), 0.5):
-            found = None  # measured on a busy machine, which is quiet now: measure again
+        if found is not None and found.get("busy"):
+            uses = int(found.get("uses", 0)) + 1
+            if uses >= BUSY_REUSES or not _busy(_load()):
+                found = None  # a busy measurement is redone: now quiet, or used long enough
+            else:
+                found = {**found, "uses": uses}
+                _write(path, sig, part, found)
         if found is not None:
             _memo[memo_key] = {**found, "path": str(path)}
-            return {**found, "source": "cache", "path": str(path)}
-        print(f"graphflow: measuring this machine's {_WHAT.get(part.split('-')[0], part)} "
-              f"(once; cached in {path})", file=sys.stderr, flush=True)
+            return _held(part, {**found, "source": "cache", "path": str(path)})
+        what = _WHAT.get(part.split('-')[0], part)
+        print(f"graphflow: measuring this machine's {what} (once; cached in {path})",
+              file=sys.stderr, flush=True)
         t = time.perf_counter()
         entry = measure()
         entry["seconds"] = round(time.perf_counter() - t, 3)
         entry["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         entry["load_average"] = _load()
         if _busy(entry["load_average"]):
-            warnings.warn(f"graphflow calibration ({part}) measured on a busy machine (load "
-                          f"{entry['load_average']} on {cpu_info()['cores']} cores): its "
-                          f"choices may reflect the load; they are measured again at the "
-                          f"first use when the machine is quiet", RuntimeWarning, stacklevel=3)
+            entry["busy"], entry["uses"] = True, 0
+            _say("busy", f"calibration measured on a busy machine (load "
+                         f"{entry['load_average']} on {cpu_info()['cores']} cores): runs use "
+                         f"the fixed rules until it is measured again, when the load falls "
+                         f"below the cores or after {BUSY_REUSES} runs")
         written = _write(path, sig, part, entry)
         _memo[memo_key] = {**entry, "path": str(path) if written else None}
-        return {**entry, "source": "calibrated", "path": str(path) if written else None}
+        return _held(part, {**entry, "source": "calibrated",
+                            "path": str(path) if written else None})
+
+
+def _held(part: str, entry: dict[str, Any]) -> dict[str, Any]:
+    """``entry`` as runs apply it: a busy measurement's choices give way to the fixed rules
+    (torch's products; the core policy, ``plans`` empty), kept under ``measured``."""
+    if not entry.get("busy"):
+        return entry
+    what = "buckets" if part.startswith("gemm") else "plans"
+    fixed = fallback_gemm() if what == "buckets" else {}
+    return {**entry, what: fixed, "measured": entry.get(what)}
 
 
 def _load() -> float | None:
@@ -302,7 +337,7 @@ def _valid(part: str, entry: Any) -> bool:
 
     if not isinstance(entry, dict):
         return False
-    if part == "gemm":
+    if part.startswith("gemm"):
         buckets = entry.get("buckets")
         return (isinstance(buckets, dict) and set(buckets) == set(gemm.BUCKETS)
                 and all(v in ("onednn", "torch") for v in buckets.values()))
@@ -333,32 +368,34 @@ def forget() -> None:
 # ----------------------------------------------------------------------------- gemm
 
 
-def onednn_isa_avx512() -> bool:
-    """Whether oneDNN may use AVX-512 here: the CPU has avx512f and no cap says otherwise."""
-    if "avx512f" not in cpu_info()["isa"]:
-        return False
-    cap = (os.environ.get("ONEDNN_MAX_CPU_ISA") or os.environ.get("DNNL_MAX_CPU_ISA") or "").upper()
-    return not cap or "512" in cap or "AMX" in cap or cap == "ALL"
-
-
 def fallback_gemm() -> dict[str, str]:
-    """The fixed rule when calibration is off: oneDNN for every bucket where torch has it and
-    it may use AVX-512 (where it was measured faster), else torch (MKL)."""
+    """The fixed rule when nothing measured applies: torch (MKL) for every bucket. oneDNN
+    won on some CPUs and lost by 1.1-2.8x on others, so no CPU gets it unmeasured."""
     from graphflow.sparse import gemm
 
-    backend = "onednn" if gemm.onednn_available() and onednn_isa_avx512() else "torch"
-    return dict.fromkeys(gemm.BUCKETS, backend)
+    return dict.fromkeys(gemm.BUCKETS, "torch")
 
 
-def gemm_choices(how: str | None = None) -> dict[str, Any]:
-    """``{"buckets": {bucket: backend}, "ms": {...}, "source": ...}`` for this machine."""
+def gemm_choices(how: str | None = None, *, threads: int | None = None) -> dict[str, Any]:
+    """``{"buckets": {bucket: backend}, "ms": {...}, "source": ...}`` for this machine with
+    ``threads`` intra-op threads (default: torch's now), each count its own cache entry."""
     from graphflow.sparse import gemm
 
     if mode(how) == "off":
         return {"buckets": fallback_gemm(), "source": "off"}
     if not gemm.onednn_available():
         return {"buckets": dict.fromkeys(gemm.BUCKETS, "torch"), "source": "no oneDNN"}
-    return _get("gemm", measure_gemm, how)
+    threads = threads or torch.get_num_threads()
+    return _get(f"gemm-t{threads}", lambda: _measure_gemm_with(threads), how)
+
+
+def _measure_gemm_with(threads: int) -> dict[str, Any]:
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        return measure_gemm()
+    finally:
+        torch.set_num_threads(before)
 
 
 def measure_gemm(reps: int = 4) -> dict[str, Any]:
@@ -573,8 +610,8 @@ def for_gemm(choice: str) -> tuple[dict[str, str] | None, dict[str, Any]]:
     except ConfigError:
         raise
     except Exception as exc:  # measuring must never cost a run: the fixed rule instead
-        warnings.warn(f"graphflow calibration of the dense products failed ({exc}); using "
-                      f"the fixed rule", RuntimeWarning, stacklevel=2)
+        _say("gemm-failed", f"calibration of the dense products failed ({exc}); using the "
+                            f"fixed rule")
         found = {"buckets": fallback_gemm(), "source": f"failed: {type(exc).__name__}"}
     return dict(found["buckets"]), _record(found, "buckets")
 
@@ -586,14 +623,15 @@ def for_cores(budget: int) -> tuple[dict[str, dict[str, int]], dict[str, Any]]:
     except ConfigError:
         raise
     except Exception as exc:
-        warnings.warn(f"graphflow calibration of the core splits failed ({exc}); using the "
-                      f"policy", RuntimeWarning, stacklevel=2)
+        _say("cores-failed", f"calibration of the core splits failed ({exc}); using the "
+                             f"policy")
         found = {"plans": {}, "source": f"failed: {type(exc).__name__}"}
     return dict(found.get("plans", {})), _record(found, "plans")
 
 
 def _record(found: Mapping[str, Any], what: str) -> dict[str, Any]:
-    keep = (what, "source", "path", "ms", "measured_at", "seconds", "load_average", "budget")
+    keep = (what, "source", "path", "ms", "measured_at", "seconds", "load_average", "budget",
+            "threads", "busy", "uses", "measured")
     return {k: found[k] for k in keep if k in found}
 
 

@@ -2,11 +2,10 @@
 
 On the CPU torch runs ``addmm`` / ``mm`` through MKL, whose sgemm takes its AVX2 path on AMD
 processors. oneDNN (shipped inside torch as ``mkldnn``) picks its kernels by instruction set
-instead, and on this project's AMD EPYC (AVX-512 with full-width units) it runs the same
-float32 products about twice as fast: a sampled SAGE batch's first layer, 15.9k x 200 -> 256,
-took 3.4 against 7.4 ms forward at one fixed shape, 4.3 against 7.7 with the rows changing
-per call as a sampler's do (``benchmarks/gemm.py``; docs/cores.md). Both compute in float32
-(no reduced precision); the results differ in rounding only (summation order).
+instead. Which is faster depends on the CPU and the shape: on some products of some AVX-512
+CPUs oneDNN wins, on others it lost by 1.1-2.8x; ``python benchmarks/gemm.py`` times both on
+the machine at hand. Both compute in float32 (no reduced precision); the results differ in
+rounding only (summation order).
 
 Shapes, for ``x`` (M, K), ``W`` (N, K), ``b`` (N,), ``dY`` (M, N)::
 
@@ -68,7 +67,8 @@ BUCKETS: tuple[str, ...] = ("large-wide", "large-narrow", "small-wide", "small-n
 
 _backend: str = "auto"
 _measured: dict[str, str] | None = None  # bucket -> backend, while a run applies its choices
-_lazy: dict[str, str] | None = None  # the same, measured at first use outside a run
+_measured_threads: int | None = None  # the intra-op threads _measured was measured with
+_lazy: dict[int, dict[str, str]] = {}  # threads -> the same, measured (or read) at first use
 
 
 def bucket(m: int, k: int, n: int) -> str:
@@ -116,18 +116,21 @@ def current() -> str:
 
 
 @contextmanager
-def applied(choice: str, measured: dict[str, str] | None = None
-            ) -> Iterator[dict[str, object]]:
+def applied(choice: str, measured: dict[str, str] | None = None, *,
+            threads: int | None = None) -> Iterator[dict[str, object]]:
     """Use ``choice`` for the products inside the block, then restore the previous one.
 
     :param measured: for ``"auto"``: the backend of each bucket (``{bucket: "onednn" |
         "torch"}``, from :func:`graphflow.runtime.calibrate.gemm_choices`); None: measured (or read
         from the cache) at the first product that needs it.
+    :param threads: the intra-op thread count ``measured`` holds for (default: torch's now).
+        A product run with another thread count (a stage whose core plan gives it fewer
+        threads) uses the table measured for that count (:func:`backend_for`).
 
     Yields what ``run.json`` records: ``{"requested": choice, "backend": resolved}``, plus
     ``"buckets"`` when the choice is per bucket.
     """
-    global _backend, _measured
+    global _backend, _measured, _measured_threads
     try:
         backend = validate(choice)
     except ConfigError as exc:
@@ -137,38 +140,42 @@ def applied(choice: str, measured: dict[str, str] | None = None
             v for v in measured.values() if v not in ("onednn", "torch")}
         if unknown:
             raise ValueError(f"gemm: unknown buckets or backends {sorted(unknown)}")
-    before = _backend, _measured
+    before = _backend, _measured, _measured_threads
     _backend = choice
     _measured = dict(measured) if measured is not None and backend == "per-bucket" else None
+    _measured_threads = (threads or torch.get_num_threads()) if _measured is not None else None
     try:
         info: dict[str, object] = {"requested": choice, "backend": backend}
         if _measured is not None:
             info["buckets"] = dict(_measured)
         yield info
     finally:
-        _backend, _measured = before
+        _backend, _measured, _measured_threads = before
 
 
 def backend_for(m: int, k: int, n: int) -> str:
-    """``"onednn"`` or ``"torch"``: the backend of an (M, K) x (K, N) float32 CPU product."""
+    """``"onednn"`` or ``"torch"``: the backend of an (M, K) x (K, N) float32 CPU product.
+
+    Per bucket, from the table measured for the intra-op thread count in force: the run's
+    applied table when it was measured with these threads, else the calibration's table for
+    this count (measured, or read from the cache, at the first product that needs it)."""
     backend = current()
     if backend != "per-bucket":
         return backend
-    global _lazy
-    table = _measured
-    if table is None:  # first use outside a run that applied its choices: measure or read
-        if _lazy is None:
+    threads = torch.get_num_threads()
+    table = _measured if _measured is not None and _measured_threads == threads else None
+    if table is None:
+        table = _lazy.get(threads)
+        if table is None:  # first product with this thread count: measure or read
             from graphflow.runtime import calibrate
 
-            _lazy = dict(calibrate.gemm_choices()["buckets"])
-        table = _lazy
+            table = _lazy[threads] = dict(calibrate.gemm_choices(threads=threads)["buckets"])
     return table.get(bucket(m, k, n), "torch")
 
 
 def forget() -> None:
     """Drop the choices measured at first use (the next product reads the cache again)."""
-    global _lazy
-    _lazy = None
+    _lazy.clear()
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor,

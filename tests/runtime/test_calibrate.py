@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import torch
@@ -75,7 +76,9 @@ def test_gemm_is_measured_once_cached_and_read_back(cache):
     assert [f.name for f in files] == [calibrate.cache_path().name]  # no partial file left
     stored = json.loads(files[0].read_text())
     assert stored["signature"] == json.loads(json.dumps(calibrate.signature()))
-    assert stored["gemm"]["buckets"] == first["buckets"]
+    key = f"gemm-t{torch.get_num_threads()}"  # one table per intra-op thread count
+    assert stored[key]["buckets"] == first["buckets"] and stored[key]["threads"] == \
+        torch.get_num_threads()
     calibrate.forget()  # a new process: read from the file, not measured
     again = calibrate.gemm_choices()
     assert again["source"] == "cache" and again["buckets"] == first["buckets"]
@@ -107,13 +110,15 @@ def test_force_measures_again_and_off_measures_nothing(cache, monkeypatch):
     assert off["source"] == "off" and set(off["buckets"]) == set(gemm.BUCKETS)
 
 
-def test_a_corrupt_cache_warns_once_and_is_rewritten(cache):
+def test_a_corrupt_cache_warns_once_and_is_rewritten(cache, capsys):
     path = calibrate.cache_path()
     path.parent.mkdir(parents=True)
-    path.write_text('{"format": 1, "signature": {"cpu": trunc')
-    with pytest.warns(RuntimeWarning, match=r"calibration cache .*: ignored \(.*\); it will be "
-                                            r"measured again and rewritten"):
-        found = calibrate.core_choices(1)
+    path.write_text('{"format": 2, "signature": {"cpu": trunc')
+    found = calibrate.core_choices(1)
+    err = capsys.readouterr().err
+    assert re.search(r"^graphflow: warning: calibration cache .*: ignored \(.*\); it will be "
+                     r"measured again and rewritten$", err, re.M)
+    assert "Warning:" not in err and ".py:" not in err  # one line, no Python warning
     assert found["source"] == "calibrated"
     assert json.loads(path.read_text())["cores-1"]["plans"] == found["plans"]
     # Another machine's file under this name (a copied home folder): the same.
@@ -121,8 +126,8 @@ def test_a_corrupt_cache_warns_once_and_is_rewritten(cache):
     data["signature"]["cpu"]["model_name"] = "another CPU"
     path.write_text(json.dumps(data))
     calibrate.forget()
-    with pytest.warns(RuntimeWarning, match="another machine's signature"):
-        assert calibrate.core_choices(1)["source"] == "calibrated"
+    assert calibrate.core_choices(1)["source"] == "calibrated"
+    assert "another machine's signature" in capsys.readouterr().err
     assert json.loads(path.read_text())["signature"]["cpu"]["model_name"] != "another CPU"
 
 
@@ -205,19 +210,81 @@ def test_run_refuses_a_bad_mode_in_one_line(cli, tmp_path, toy_pipeline, toy_ent
     assert "Traceback" not in err
 
 
-def test_a_busy_measurement_warns_and_is_redone_once_the_machine_is_quiet(cache, monkeypatch):
-    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (100.0, 100.0, 100.0))
-    with pytest.warns(RuntimeWarning, match=r"measured on a busy machine \(load 100.0 on"):
-        busy = calibrate.core_choices(1)
-    assert busy["load_average"] == 100.0
+def test_a_busy_measurement_is_not_kept_as_it_is(cache, monkeypatch, capsys):
+    """Measured under load: one warning line, the fixed policy applied meanwhile, measured
+    again once the machine is quiet, or after BUSY_REUSES uses whatever the load."""
+    load = [100.0]
+    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (load[0],) * 3)
+    busy = calibrate.core_choices(1)
+    err = capsys.readouterr().err
+    assert err.count("graphflow: warning: calibration measured on a busy machine (load 100.0 "
+                     "on") == 1 and "RuntimeWarning" not in err
+    assert busy["busy"] and busy["plans"] == {} and set(busy["measured"]) == {
+        "sampled", "walks", "full"}  # the measured splits are kept aside, not applied
+    assert cores.plan("sampled", 1, measured=busy["plans"]).source == "policy"
+    stored = json.loads(calibrate.cache_path().read_text())["cores-1"]
+    assert stored["busy"] and stored["uses"] == 0
+    for uses in range(1, calibrate.BUSY_REUSES):  # still busy: reused, counted, held back
+        calibrate.forget()
+        again = calibrate.core_choices(1)
+        assert again["source"] == "cache" and again["plans"] == {}
+        assert json.loads(calibrate.cache_path().read_text())["cores-1"]["uses"] == uses
     calibrate.forget()
-    assert calibrate.core_choices(1)["source"] == "cache"  # still busy: kept
+    redone = calibrate.core_choices(1)  # used long enough: measured again, however busy
+    assert redone["source"] == "calibrated" and redone["busy"]
     calibrate.forget()
-    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    load[0] = 0.0  # quiet now: the busy entry is measured again at once, then kept
     quiet = calibrate.core_choices(1)
     assert quiet["source"] == "calibrated" and quiet["load_average"] == 0.0
+    assert "busy" not in quiet and quiet["plans"]
     calibrate.forget()
     assert calibrate.core_choices(1)["source"] == "cache"
+
+
+def test_a_busy_gemm_table_applies_the_fixed_rule(cache, monkeypatch):
+    if not gemm.onednn_available():
+        pytest.skip("torch without oneDNN: nothing to choose")
+    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (100.0,) * 3)
+    busy = calibrate.gemm_choices()
+    assert busy["busy"] and set(busy["buckets"].values()) == {"torch"}
+    assert set(busy["measured"]) == set(gemm.BUCKETS)
+
+
+def test_the_gemm_table_is_kept_per_thread_count(cache, monkeypatch):
+    """The stage's thread count is part of the key: a table measured with 2 threads is not
+    applied to products run with 1, which get their own (measured at their first use)."""
+    if not gemm.onednn_available():
+        pytest.skip("torch without oneDNN: nothing to choose")
+    asked: list[int] = []
+    real = calibrate.measure_gemm
+
+    def measure(reps: int = 4) -> dict:
+        asked.append(torch.get_num_threads())
+        return real(reps=1)
+
+    monkeypatch.setattr(calibrate, "measure_gemm", measure)
+    before = torch.get_num_threads()
+    one = calibrate.gemm_choices(threads=1)
+    two = calibrate.gemm_choices(threads=2)
+    assert asked == [1, 2] and one["threads"] == 1 and two["threads"] == 2
+    assert torch.get_num_threads() == before  # restored after measuring
+    stored = json.loads(calibrate.cache_path().read_text())
+    assert {"gemm-t1", "gemm-t2"} <= set(stored)
+    # A run applied the 2-thread table; a product under 1 thread looks up the 1-thread one.
+    table2 = dict.fromkeys(gemm.BUCKETS, "onednn")
+    with gemm.applied("auto", table2, threads=2):
+        torch.set_num_threads(2)
+        assert gemm.backend_for(4096, 256, 256) == "onednn"
+        torch.set_num_threads(1)
+        try:
+            assert gemm.backend_for(4096, 256, 256) == one["buckets"]["large-wide"]
+        finally:
+            torch.set_num_threads(before)
+    assert asked == [1, 2]  # read from the cache, not measured again
+
+
+def test_the_fixed_rule_prefers_no_backend_by_cpu():
+    assert set(calibrate.fallback_gemm().values()) == {"torch"}
 
 
 def test_a_cached_entry_of_the_wrong_shape_is_measured_again(cache):
@@ -227,7 +294,6 @@ def test_a_cached_entry_of_the_wrong_shape_is_measured_again(cache):
     data["cores-1"]["plans"]["sampled"]["threads"] = 0  # impossible: refused, not applied
     path.write_text(json.dumps(data))
     calibrate.forget()
-    with pytest.warns(RuntimeWarning, match="ignored its cores-1 entry"):
-        again = calibrate.core_choices(1)
+    again = calibrate.core_choices(1)
     assert again["source"] == "calibrated" and again["plans"]["sampled"]["threads"] == 1
     assert json.loads(path.read_text())["cores-1"]["plans"] == again["plans"]

@@ -26,8 +26,9 @@ BATCH = 1000  # MLflow takes at most 1000 metrics and 100 params per request
 class MlflowOptions:
     tracking_uri: str | None = option(
         None, "Where runs go: a server (http://host:5000), a database (sqlite:///path.db). "
-              "Default: $MLFLOW_TRACKING_URI, else sqlite:///OUT_DIR/mlflow.db (artifacts in "
-              "OUT_DIR/mlartifacts).")
+              "Default: $MLFLOW_TRACKING_URI, else sqlite:///OUT_DIR/mlflow.db. With a SQLite "
+              "database a new experiment keeps its artifacts in mlartifacts/ beside the "
+              "database (OUT_DIR/mlartifacts by default), never in the working directory.")
     experiment: str | None = option(None, "Experiment name (default: the pipeline's name).")
     run_name: str | None = option(None, "Run name (default: the pipeline's name).")
     artifacts: bool = option(True, "Upload run.json, metrics.jsonl, the exported files and "
@@ -81,9 +82,7 @@ class MlflowTracker(Tracker):
         if found is not None:
             experiment_id = found.experiment_id
         else:
-            local = uri.startswith("sqlite:") and not o.tracking_uri and \
-                not os.environ.get("MLFLOW_TRACKING_URI")
-            location = (ctx.out_dir / "mlartifacts").resolve().as_uri() if local else None
+            location = artifact_location(uri)
             experiment_id = self.client.create_experiment(name, artifact_location=location)
         run = self.client.create_run(experiment_id, run_name=o.run_name or
                                      ctx.config.settings.name)
@@ -148,3 +147,15 @@ class MlflowTracker(Tracker):
                 torch.save({"model": model.state_dict(),
                             "model_info": ctx.artifacts.model_info}, path)
                 self.client.log_artifact(self.run_id, str(path), "model")
+
+
+def artifact_location(uri: str) -> str | None:
+    """Where a new experiment of the store at ``uri`` keeps its artifacts: ``mlartifacts/``
+    beside a SQLite database (MLflow's own default for such a store is ``./mlruns`` of the
+    working directory); None (the store decides) for a server or a file store."""
+    if not uri.startswith("sqlite:///"):
+        return None
+    database = Path(uri[len("sqlite:///"):])
+    if not database.is_absolute():  # sqlite:///relative.db: relative to the working directory
+        database = Path.cwd() / database
+    return (database.parent / "mlartifacts").resolve().as_uri()

@@ -99,6 +99,27 @@ def test_mlflow_and_tensorboard_hold_the_run(run_toml, tmp_path):
     assert [o["what"] for o in record["outputs"]].count("tensorboard tracker") == 1
 
 
+def test_mlflow_artifacts_go_beside_a_sqlite_store_never_into_the_working_directory(
+        run_toml, tmp_path, monkeypatch):
+    """A tracking_uri naming a SQLite database elsewhere: the experiment's artifacts land in
+    mlartifacts/ beside the database (MLflow's default would be ./mlruns of the cwd)."""
+    from mlflow import MlflowClient
+
+    cwd = tmp_path / "cwd"
+    cwd.mkdir()
+    monkeypatch.chdir(cwd)
+    store = tmp_path / "store" / "runs.db"
+    store.parent.mkdir()
+    result = run_toml(PIPELINE + f'[[track]]\ntype = "mlflow"\n'
+                                 f'tracking_uri = "sqlite:///{store}"\n')
+    where = json.loads((result.out_dir / "run.json").read_text())["reports"]["track.0"]
+    client = MlflowClient(tracking_uri=where["tracking_uri"])
+    run = client.get_run(where["run_id"])
+    assert run.info.artifact_uri.startswith((store.parent / "mlartifacts").resolve().as_uri())
+    assert (store.parent / "mlartifacts").is_dir()
+    assert list(cwd.iterdir()) == []  # no mlruns/ (nor anything else) in the working folder
+
+
 def test_an_unreachable_server_warns_once_and_the_run_goes_on(run_toml, capfd, monkeypatch):
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_MAX_RETRIES", "0")
     monkeypatch.setenv("MLFLOW_HTTP_REQUEST_TIMEOUT", "2")

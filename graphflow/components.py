@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal, get_args
 
 import torch
 
+from graphflow.capabilities import Refusal
 from graphflow.errors import DataError
 from graphflow.options import NoOptions
 
@@ -139,6 +140,12 @@ class Task(Component):
     """Whether the adjacencies the task hands its model carry the graph's edge features
     (``edata["edge_feat"]`` as ``adj.edge_feat``), which models with
     ``reads_edge_features`` need."""
+    refusals: ClassVar[tuple[Refusal, ...]] = ()
+    """The run-level features (:data:`graphflow.capabilities.FEATURES`: exports, mixed
+    precision, ...) this task cannot offer, each with its reason and alternative, optionally
+    only on typed or sampled stages. :func:`graphflow.capabilities.check_pipeline` refuses
+    them when the pipeline is read, before anything runs; ``--nproc`` is refused unless
+    ``supports_distributed`` is set."""
 
     def run(self, ctx: RunContext) -> None:
         """Train; store artifacts in ``ctx.artifacts`` and metrics with ``ctx.log_metrics``."""

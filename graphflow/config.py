@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphflow.capabilities import check_options
 from graphflow.components import Kind
 from graphflow.runtime.cores import CoreOptions
 from graphflow.errors import ConfigError, did_you_mean
@@ -354,6 +355,13 @@ def _train(table: Any, section: str, registry: Registry, src: str, base: Path,
         value = table.get(sub)
         if isinstance(value, dict):
             subs[sub] = _component(value, f"{section}.{sub}", kind, registry, src, base)
+    name = table.get("type")
+    if isinstance(name, str) and name in registry.names("task"):  # amp asked of a task without
+        model_spec = subs.get("model", model)
+        check_options(registry.get("task", name).cls, table, section, name,
+                      typed=model_spec is not None and getattr(model_spec.info.cls, "typed",
+                                                                False),
+                      sampled=subs.get("sample", sample) is not None)
     task = _component(table, section, "task", registry, src, base,
                       skip=tuple(subs) + ("cores",))
     cores = _cores(table.get("cores", {}), f"{section}.cores", src, base)

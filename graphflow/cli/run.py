@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -23,13 +24,13 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                        help="override a value (parsed as TOML); transform.0.key for list sections")
         p.add_argument("--device", help="override pipeline.device (auto|cpu|cuda|cuda:N)")
         p.add_argument("--out-dir", type=Path, help="override pipeline.out_dir")
+        p.add_argument("--nproc", type=int, default=1, metavar="N",
+                       help="data-parallel worker processes on this machine, started "
+                            "with torch.distributed.run (gloo on CPU, NCCL on CUDA)")
         if name == "run":
             p.add_argument("--resume", action="store_true",
                            help="continue an interrupted run from its last checkpoint")
             p.add_argument("--quiet", action="store_true", help="no progress or info lines")
-            p.add_argument("--nproc", type=int, default=1, metavar="N",
-                           help="data-parallel worker processes on this machine, started "
-                                "with torch.distributed.run (gloo on CPU, NCCL on CUDA)")
         p.set_defaults(func=func)
 
 
@@ -44,10 +45,12 @@ def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
 
 
 def cmd_validate(args: argparse.Namespace) -> int:
+    from graphflow.capabilities import check_pipeline
     from graphflow.runtime.device import resolve_device
     from graphflow.runner import default_out_dir
 
     _, config = _config(args)
+    check_pipeline(config, nproc=args.nproc)  # run-level features each task refuses
     resolve_device(config.settings.device)
     specs = [config.load, *config.transforms]
     for train in config.train:
@@ -62,6 +65,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from graphflow.capabilities import check_pipeline
     from graphflow.runtime.device import resolve_device
     from graphflow.distributed.nproc import run_nproc
     from graphflow.distributed.world import World, check_data_parallel
@@ -69,6 +73,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from graphflow.runtime.signals import handle_signals
 
     host, config = _config(args)
+    # what a task cannot offer stops here, before any data loads or worker starts
+    check_pipeline(config, nproc=max(args.nproc, int(os.environ.get("WORLD_SIZE", "1"))),
+                   resume=args.resume)
     device = resolve_device(config.settings.device)
     world = World.from_env(device)  # set by torchrun / --nproc in each worker
     if args.nproc != 1:

@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphflow.runtime import signals
+from graphflow.capabilities import check_pipeline
 from graphflow.config import apply_override, read_toml, validate_config
 from graphflow.errors import ConfigError, did_you_mean
 from graphflow.plugin import hookimpl
@@ -214,7 +215,7 @@ def check_keys(raw: dict[str, Any], sweep: SweepConfig, host: PluginHost, source
             raise ConfigError(f"{source}: {exc}") from None  # names [sweep.params] and the key
     trial.pop("sweep", None)
     try:
-        validate_config(trial, host.registry, source=source)
+        check_pipeline(validate_config(trial, host.registry, source=source), sweep=True)
     except ConfigError as exc:
         message = str(exc).removeprefix(f"{source}: ")
         raise ConfigError(f"{source}: [sweep.params] {message}") from None

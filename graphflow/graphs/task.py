@@ -43,6 +43,7 @@ from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
 from graphflow.options import option
 from graphflow.sparse import Adjacency
+from graphflow.capabilities import refuses
 from graphflow.train import finite
 from graphflow.train.loop import stage_files
 from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
@@ -122,6 +123,9 @@ class GraphTask(SupervisedTask):
     (:meth:`_kind`)."""
 
     level = "graph"
+    refusals = refuses("sampled", reason="graph tasks train on minibatches of whole graphs "
+                       "(batch_size) and sample no neighbourhoods",
+                       alternative="drop the [sample] section")
     carries_edge_features = True  # a collection's edata["edge_feat"], cut into every batch
     #: Minibatches of whole graphs: the core policy's ``sampled`` split, whose workers cut
     #: the next batches while the model trains (inline below 4 cores; docs/cores.md).

@@ -11,6 +11,7 @@ from typing import Any, Literal
 import torch
 
 from graphflow.runtime import cores, signals
+from graphflow.capabilities import refuses
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
@@ -130,6 +131,13 @@ class SkipGramTask(Task):
     summary = "Skip-gram (word2vec SGNS) node embeddings from node2vec/deepwalk walks"
     Options = SkipGramOptions
     requires_sampler = True
+    refusals = (
+        *refuses("onnx", "torchscript", reason="skip-gram has no model to export, only its "
+                 "embedding table", alternative='export what = "embeddings" (parquet, npy)'),
+        *refuses("predictions", reason="skip-gram makes node embeddings, not predictions",
+                 alternative='export what = "embeddings", or add a node_classification stage '
+                 'with features = "embeddings"'),
+    )
     workload = "walks"  # graphflow.runtime.cores: one Hogwild trainer per core
 
     def run(self, ctx: RunContext) -> None:

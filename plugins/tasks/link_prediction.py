@@ -8,6 +8,7 @@ from typing import Any, Literal
 
 import torch
 
+from graphflow.capabilities import refuses
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
@@ -116,6 +117,9 @@ class LinkPrediction(SupervisedTask):
     Options = LinkPredictionOptions
     options: LinkPredictionOptions
     fanout_per_layer = True  # [sample] fanouts = one per [model] layer (checked on reading)
+    refusals = refuses("predictions", reason="link prediction scores node pairs, not node "
+                       "classes", alternative='export what = "links" (the scored pairs) or '
+                       '"embeddings"')
 
     def mode_defaults(self, *, sampled: bool) -> dict[str, Any]:
         return dict(SAMPLED if sampled else FULL_BATCH)

@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 import torch
 
+from graphflow.capabilities import refuses
 from graphflow.context import RunContext
 from graphflow.distributed.ddp import ShardedMiniBatches, wrap
 from graphflow.distributed.dist_train import DistMiniBatches, remote_features
@@ -77,6 +78,8 @@ class NodeClassification(SupervisedTask):
     options: NodeClassificationOptions
     fanout_per_layer = True  # [sample] fanouts = one per [model] layer (checked on reading)
     supports_distributed = True
+    refusals = refuses("nproc", reason="node classification on a typed graph trains in one "
+                       "process", alternative="drop --nproc", when={"typed"})
 
     def build_model(self, ctx: RunContext) -> torch.nn.Module:
         """The ``[model]`` built for the features and classes (restored from

@@ -32,17 +32,65 @@ def node_outputs(bundle: Bundle, data: GraphData, *, batch_size: int | None = No
                  device: torch.device | str = "cpu",
                  progress: Progress | None = None) -> torch.Tensor:
     """float32 (N, C) logits of a node model, or (N, D) embeddings of a link model's
-    encoder, on the CPU, for every node of ``data``."""
+    encoder, on the CPU, for every node of ``data``; a typed model's rows are the nodes of
+    its target type."""
     adj, x = bundle.inputs(data)
     module = bundle.model.encoder if bundle.kind == "link" else bundle.model
     device = torch.device(device)
     module.to(device).eval()
+    if bundle.typed is not None:  # the whole typed graph in one pass
+        return module.inference(adj, x, device=device)[bundle.target].float().cpu()
     size = batch_size_of(bundle, batch_size)
     if size > 0 and hasattr(module, "inference"):
         out = module.inference(adj, x, batch_size=size, device=device, progress=progress)
     else:
         out = module(adj.to(device), x.to(device))
     return out.float().cpu()
+
+
+@torch.no_grad()
+def hidden_outputs(model: Any, adj: Any, x: Any, *, batch_size: int = 0,
+                   device: torch.device | str | None = None,
+                   progress: Progress | None = None) -> Any:
+    """The last hidden layer's node vectors: what the output layer of ``model`` reads, in
+    eval mode with full neighbourhoods (the ``embeddings`` of a node classifier).
+
+    A :class:`~graphflow.nn.stack.GNNStack` (``adj`` one adjacency, ``x`` (N, F)) gives
+    (N, D) on ``x``'s device, computed layer-wise in ``batch_size`` destination batches
+    (0: one pass); a :class:`~graphflow.nn.typed_stack.TypedStack` (``adj`` a
+    :class:`~graphflow.nn.typed.TypedAdjacency`, ``x`` per type) gives (n_t, D) per node
+    type. D is the last hidden width (the input width for a one-layer model). None for a
+    model without that layer structure (``layer(i, adj, h)`` and ``num_layers``).
+    """
+    from graphflow.nn.stack import GNNStack
+    from graphflow.nn.typed_stack import TypedStack
+
+    hidden = int(getattr(model, "num_layers", 0)) - 1
+    if hidden < 0 or not isinstance(model, (GNNStack, TypedStack)):
+        return None
+    was_training = model.training
+    model.eval()
+    try:
+        if isinstance(model, TypedStack):
+            if device is not None:
+                adj = adj.to(device)
+                x = {t: v.to(device) for t, v in x.items()}
+            h = dict(x) if model.input is None else model.input(x)
+            for i in range(hidden):
+                h = model.layer(i, adj, h)
+            if any(not v.is_floating_point() for v in h.values()):
+                return None  # a one-layer model on node ids: no vectors before its output
+            return {t: v.float() for t, v in h.items()}
+        if batch_size > 0:
+            out = model.inference(adj, x, batch_size=batch_size, device=device,
+                                  progress=progress, layers=hidden)
+        else:
+            store = x.device
+            dev = torch.device(device) if device is not None else store
+            out = model.layer_outputs(adj.to(dev), x.to(dev))[hidden].to(store)
+        return out.float()
+    finally:
+        model.train(was_training)
 
 
 def node_predictions(bundle: Bundle, logits: torch.Tensor) -> torch.Tensor:

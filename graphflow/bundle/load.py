@@ -97,6 +97,16 @@ class Bundle:
         return int(self.meta["inputs"]["in_dim"])
 
     @property
+    def typed(self) -> dict[str, Any] | None:
+        """A typed model's record (:mod:`graphflow.bundle.typed`), or None."""
+        return self.meta.get("typed")
+
+    @property
+    def target(self) -> str | None:
+        """The node type a typed model classifies (None for a one-type model)."""
+        return None if self.typed is None else str(self.typed["target"])
+
+    @property
     def class_names(self) -> list[str] | None:
         return (self.meta.get("labels") or {}).get("names")
 
@@ -128,6 +138,9 @@ class Bundle:
         from graphflow.bundle.fitted import missing_replay
 
         inputs = self.meta["inputs"]
+        if self.typed is not None:
+            self._check_typed(data, where)
+            return
         if inputs.get("features", "feat") != "feat":
             raise DataError(f"the model was trained on features = {inputs['features']!r} "
                             f"(made by an earlier stage), which predict cannot rebuild; "
@@ -161,6 +174,25 @@ class Bundle:
             raise DataError(f"the model is {self.kind}-level, but {where} is a collection of "
                             f"graphs; load one graph")
 
+    def _check_typed(self, data: GraphData, where: str) -> None:
+        from graphflow.bundle.fitted import missing_replay
+        from graphflow.bundle.typed import check_typed_data
+
+        features = self.meta["inputs"].get("features", "feat")
+        if features != "feat":
+            raise DataError(f"the model was trained on features = {features!r} (made by an "
+                            f"earlier stage), which predict cannot rebuild; train on "
+                            f'features = "feat" to predict on new data')
+        if data.graphs is not None:
+            raise DataError(f"the model is node-level, but {where} is a collection of "
+                            f"graphs; load one graph")
+        check_typed_data(self.path, self.typed, data, where)  # type: ignore[arg-type]
+        missing = missing_replay(data)
+        if missing:
+            raise DataError(f"the training pipeline applied {', '.join(missing)} to the "
+                            f"features, but {where} did not go through it; add the same "
+                            f"[[transform]] (it reuses the training statistics)")
+
     def adjacency(self, data: GraphData) -> Adjacency:
         """The graph's CSR as the model was trained on it (edge weights when it used them)."""
         from graphflow.sparse import Adjacency
@@ -185,6 +217,11 @@ class Bundle:
         from graphflow.train.inputs import model_input
 
         self.check_data(data)
+        if self.typed is not None:  # (TypedAdjacency, per-type features or node ids)
+            from graphflow.bundle.typed import typed_inputs
+
+            return typed_inputs(self.typed, data,  # type: ignore[return-value]
+                                bool(self.meta["inputs"].get("edge_weights")))
         x = data.graph.ndata["feat"].float()
         if x.dim() == 1:
             x = x.unsqueeze(1)
@@ -260,6 +297,12 @@ def _rebuild(folder: Path, meta: dict[str, Any], host: PluginHost) -> tuple[Any,
     options = parse_options(info.cls.Options, spec, section="model", component=name,
                             source=where, base_dir=folder)
     component = info.cls(options)
+    if meta.get("typed") is not None:  # per-type widths, relations, featureless tables
+        from graphflow.bundle.typed import load_schema
+
+        schema = load_schema(folder, meta["typed"])
+        return component, component.build_typed(schema, int(meta["labels"]["classes"]),
+                                                host.registry)
     in_dim = int(meta["inputs"]["in_dim"])
     kind = meta["kind"]
     if kind == "node":

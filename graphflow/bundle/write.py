@@ -24,6 +24,7 @@ import torch
 
 from graphflow.bundle.fitted import fitted_of
 from graphflow.bundle.layout import BUNDLE_JSON, FORMAT, HELD_OUT, IDS, WEIGHTS, bundle_dir
+from graphflow.bundle.typed import typed_record, write_typed_files
 from graphflow.context import RunContext
 from graphflow.io.atomic import atomic_dir, write_json
 from graphflow.linkpred.decoders import LinkModel
@@ -51,11 +52,12 @@ def bundle_kind(model: torch.nn.Module, info: dict[str, Any]) -> str:
     return "node"
 
 
-def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
+def write_bundle(ctx: RunContext, task: Any, in_dim: int | dict[str, int]) -> Path | None:
     """Write the bundle of the stage that just trained (rank 0 only); return its folder.
 
     :param task: the training task (its name and options are recorded).
-    :param in_dim: the width of the model's input features.
+    :param in_dim: the width of the model's input features; for a model of a typed graph,
+        the width of each featured node type (:mod:`graphflow.bundle.typed`).
     """
     model = ctx.artifacts.model
     if model is None or not ctx.world.is_main:
@@ -81,7 +83,7 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
         "model_info": info,
         "inputs": {
             "features": features,
-            "in_dim": int(in_dim),
+            "in_dim": in_dim if isinstance(in_dim, dict) else int(in_dim),
             "feature_columns": data.meta.get("feature_columns"),
             "edge_weights": bool(getattr(options, "edge_weights", False)),
             "edge_features": int(info.get("edge_features", 0)),
@@ -107,6 +109,15 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
                                "pooling": info.get("readout"), "hidden": info.get("hidden"),
                                "dropout": float(model.drop.p),
                                "out_dim": int(model.out_dim)}
+    typed = typed_record(data, info) if data.is_typed and kind == "node" else None
+    if typed is not None:
+        meta["typed"] = typed
+        meta["inputs"]["in_dim"] = typed["in_dims"]
+        meta["labels"]["multilabel"] = False
+        meta["ids"] = {"file": IDS, "count": typed["num_nodes"][typed["target"]],
+                       "type": next(e["id_type"] for e in typed["ids"]
+                                    if e["type"] == typed["target"]),
+                       "node_type": typed["target"]}
     target = bundle_dir(ctx.out_dir, ctx.section)
     held = data.meta.get(HELD_OUT_META)
     with atomic_dir(target, what="model bundle") as tmp:
@@ -114,7 +125,8 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int) -> Path | None:
         torch.save({"what": "model", **model_payload(model, info)}, weights)
         meta["weights"] = {"file": WEIGHTS, "sha256": sha256(weights),
                            "bytes": weights.stat().st_size}
-        pq.write_table(pa.table({"id": data.ids.to_arrow()}), tmp / IDS)
+        ids = data.ids.to_arrow() if typed is None else write_typed_files(tmp, data, typed)
+        pq.write_table(pa.table({"id": ids}), tmp / IDS)
         if held is not None:
             pq.write_table(pa.table({"id": held}), tmp / HELD_OUT)
             meta["held_out_nodes"] = {"file": HELD_OUT, "count": len(held)}

@@ -198,7 +198,8 @@ class GNNStack(nn.Module):
     @torch.no_grad()
     def inference(self, adj: Adjacency, x: torch.Tensor, *, batch_size: int,
                   device: torch.device | str | None = None,
-                  progress: Callable[..., object] | None = None) -> torch.Tensor:
+                  progress: Callable[..., object] | None = None,
+                  layers: int | None = None) -> torch.Tensor:
         """``forward(adj, x)`` in eval mode, computed layer by layer in destination batches.
 
         :param adj: the full graph (square), on any device; rows are sliced on its device.
@@ -206,7 +207,9 @@ class GNNStack(nn.Module):
         :param batch_size: destination nodes per batch.
         :param device: where each batch is computed (default: ``x``'s device).
         :param progress: optional ``progress(iterable, desc=..., total=...)`` wrapper.
-        :returns: (N, out_dim) on ``x``'s device.
+        :param layers: stop after this many layers (default: all); ``num_layers - 1`` gives
+            the last hidden layer's output, the input of the output layer.
+        :returns: (N, out_dim) on ``x``'s device ((N, dims[layers]) with ``layers``).
         """
         if adj.num_src != adj.num_dst:
             raise DataError(f"layer-wise inference needs the full (square) graph, got "
@@ -222,7 +225,7 @@ class GNNStack(nn.Module):
         starts = range(0, n, batch_size)
         h = x
         try:
-            for i in range(self.num_layers):
+            for i in range(self.num_layers if layers is None else layers):
                 out = None
                 batches = starts if progress is None else progress(
                     starts, desc=f"inference layer {i + 1}/{self.num_layers}", total=len(starts))

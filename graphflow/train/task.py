@@ -179,12 +179,14 @@ class SupervisedTask(Task):
 
         info = ctx.artifacts.model_info or {}
         in_dim = info.get("in_dim")
-        if isinstance(in_dim, dict) or (ctx.data is not None and ctx.data.is_typed):
-            # a typed graph's model takes one width per node type: bundles hold one-type
-            # models for now (docs/inference.md)
-            ctx.info(f"{self.name}: no model bundle for a model of a typed graph (bundles "
-                     f"cover models of graphs with one node type); the weights are in the "
-                     f"run's checkpoint and the pt exporter")
+        typed = isinstance(in_dim, dict) or (ctx.data is not None and ctx.data.is_typed)
+        if typed and "node_type" in info:  # a node model of a typed graph: widths per type
+            write_bundle(ctx, self, dict(in_dim) if isinstance(in_dim, dict) else {})
+            return
+        if typed:
+            ctx.info(f"{self.name}: no model bundle for this model of a typed graph (typed "
+                     f"bundles hold node classifiers); the weights are in the run's "
+                     f"checkpoint and the pt exporter")
             return
         if in_dim is None:
             in_dim = int(self.node_features(ctx).shape[1])

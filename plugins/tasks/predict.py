@@ -13,7 +13,7 @@ from graphflow.bundle.layout import find_bundle
 from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError, DataError
-from graphflow.graph import GraphData
+from graphflow.graph import GraphData, NodeIds
 from graphflow.options import option
 from graphflow.train.task import check_at_least
 
@@ -116,17 +116,28 @@ class Predict(Task):
 
         o = self.options
         logits = node_outputs(bundle, data, batch_size=o.batch_size, device=ctx.device,
-                              progress=ctx.progress)  # (N, C)
+                              progress=ctx.progress)  # (N, C); a typed model: (n_target, C)
+        target = bundle.target  # None for a one-type model
         if o.nodes is not None:
-            index = lookup(data.ids, read_id_file(o.nodes), what=f"{o.nodes}: node id")
-            data = _only_nodes(data, index)
+            if target is None:
+                index = lookup(data.ids, read_id_file(o.nodes), what=f"{o.nodes}: node id")
+                data = _only_nodes(data, index)
+            else:
+                index = lookup(data.typed_ids[target] if data.typed_ids is not None
+                               else NodeIds.identity(logits.shape[0]), read_id_file(o.nodes),
+                               what=f"{o.nodes}: node id", member=f"a {target!r} node")
+                data = _only_typed_nodes(data, target, index)
             ctx.data = data
             logits = logits[index]
         predictions = node_predictions(bundle, logits)
         ctx.artifacts.logits, ctx.artifacts.predictions = logits, predictions
         if bundle.class_names and "classes" not in data.meta:
             data.meta["classes"] = list(bundle.class_names)
-        label = data.graph.ndata.get("label")
+        if target is not None and data.is_typed:  # exporters write the target type's rows
+            ctx.artifacts.model_info = {**ctx.artifacts.model_info, "node_type": target}
+            label = data.graph.nodes[target].data.get("label")
+        else:
+            label = data.graph.ndata.get("label") if not data.is_typed else None
         figures: dict[str, float] = {"predicted_nodes": float(logits.shape[0])}
         if label is not None and label.dim() == 1 and not bundle.multilabel:
             known = label >= 0
@@ -200,6 +211,20 @@ def _only_nodes(data: GraphData, index: torch.Tensor) -> GraphData:
     for name, values in data.graph.ndata.items():
         g.ndata[name] = values[index]
     return GraphData(graph=g, ids=data.ids.take(index), name=data.name, meta=dict(data.meta))
+
+
+def _only_typed_nodes(data: GraphData, ntype: str, index: torch.Tensor) -> GraphData:
+    """The nodes ``index`` of type ``ntype`` of a typed graph, as a one-type graph without
+    edges (their data and original ids): what the exporters write rows for."""
+    from graphflow.compat.dgl import dgl
+
+    g = dgl.graph((torch.zeros(0, dtype=torch.int64), torch.zeros(0, dtype=torch.int64)),
+                  num_nodes=int(index.numel()))
+    for name, values in data.graph.nodes[ntype].data.items():
+        g.ndata[name] = values[index]
+    ids = data.typed_ids[ntype] if data.typed_ids is not None \
+        else NodeIds.identity(data.graph.num_nodes(ntype))
+    return GraphData(graph=g, ids=ids.take(index), name=data.name, meta=dict(data.meta))
 
 
 def replay_fitted_state(ctx: RunContext) -> None:

@@ -13,11 +13,15 @@ trains on 32), with the same torch thread count:
 * DGL: a list of DGLGraphs, ``GraphDataLoader`` (``dgl.batch`` per batch), ``dgl.nn.GINConv``
   and ``SumPooling``: the recipe of DGL's ``examples/pytorch/gin``.
 
-Timing: whole training epochs, alternating sides, on a generated collection (default 100,000
-graphs of 10 to 100 nodes, each node with 2 random undirected edges to nodes of its graph,
-16 random features, 2 classes). Before them, one epoch's batches alone (no training), best of
-two alternations: graphflow's cut, the same cut by torch calls (the path graphflow takes off
-the CPU), and DGL's ``GraphDataLoader``; ``batching_ms`` and ``batching_ratio`` in the JSON. Quality: 10-fold GIN-protocol accuracy on MUTAG with both
+Timing: whole training epochs on a generated collection (default 100,000 graphs of 10 to 100
+nodes, each node with 2 random undirected edges to nodes of its graph, 16 random features, 2
+classes), after ``--warmup`` untimed epochs per side, the order of the sides reversed every
+epoch (graphflow first, then DGL first, ...: :mod:`benchmarks.records`); each side's median
+over all its timed epochs is reported with its least and largest (``epoch_s``,
+``epoch_s_spread``; ``ratio`` is the medians' ratio). Before them, one epoch's batches alone
+(no training), the median of four alternating rounds: graphflow's cut, the same cut by torch
+calls (the path graphflow takes off the CPU), and DGL's ``GraphDataLoader``; ``batching_ms``
+and ``batching_ratio`` in the JSON. Quality: 10-fold GIN-protocol accuracy on MUTAG with both
 sides on the same folds (graphflow.graphs.folds, seed 0).
 
     flock /tmp/graphflow-bench.lock python benchmarks/graph_classification.py
@@ -35,17 +39,19 @@ MUTAG has no edge features, so the quality part is skipped then.
 
 After the epochs, the dense products of 16 of graphflow's batches (``--product-batches``)
 are recorded and run again alone (:mod:`benchmarks.products`): ``parts`` in the JSON gives
-both sides' batch times (from the best epochs), the products alone, the ``ceiling`` (DGL's
+both sides' batch times (from the median epochs), the products alone, the ``ceiling`` (DGL's
 batch over the products alone: what a step running the same products could reach were all
 else free) and what 2x DGL's batch would leave the rest of graphflow's step.
 
 The last line is JSON: ``ratio`` = DGL epoch time / graphflow epoch time on the generated
-collection, and the MUTAG figures.
+collection (medians), ``ratio_spread`` its range over epoch pairs, and the MUTAG figures.
+``--record`` also saves it under ``benchmarks/results/graph_classification/``.
 """
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 import json
 import sys
 import time
@@ -71,6 +77,8 @@ from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
 from graphflow_plugins.models.gine import GINEModel  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
+from benchmarks.records import alternate, orders, ratio_spread, spread, write  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.products import RecordProducts, replay  # noqa: E402
 
 HIDDEN, LAYERS, LR = 64, 4, 0.01
@@ -275,7 +283,7 @@ def set_lr(side, epoch: int) -> None:
 # --------------------------------------------------------------------------- runs
 def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
           sizes: tuple[int, int] = (10, 100), product_batches: int = 16,
-          edge_types: int = 0, batch: int = BATCH) -> dict:
+          edge_types: int = 0, batch: int = BATCH, warmup: int = 1) -> dict:
     t = time.perf_counter()
     g, ptr, labels = generate(num_graphs, seed, *sizes, edge_types=edge_types)
     graphs = split_graphs(g, ptr)
@@ -285,24 +293,28 @@ def speed(num_graphs: int, epochs: int, seed: int, workers: int = 0,
     sides = [GraphflowSide(g, ptr, labels, 2, seed, workers, batch),
              DGLSide(graphs, labels, 2, seed, batch)]
     cutting = batching(sides[0], sides[1], train, seed)
-    times: dict[str, list[float]] = {s.name: [] for s in sides}
-    for epoch in range(epochs):
-        for side in sides:  # alternating: both see the same machine state
-            t = time.perf_counter()
-            side.epoch(train)
-            times[side.name].append(time.perf_counter() - t)
-            print(f"epoch {epoch + 1} {side.name}: {times[side.name][-1]:.2f} s",
-                  file=sys.stderr)
-    best = {k: min(v) for k, v in times.items()}
+    by_name = {side.name: side for side in sides}
+    for name in (n for order in orders(list(by_name), warmup) for n in order):
+        t = time.perf_counter()  # warm-up epochs: first-call costs, not timed
+        by_name[name].epoch(train)
+        print(f"warm-up epoch {name}: {time.perf_counter() - t:.2f} s", file=sys.stderr)
+    times = alternate({name: (lambda rep, side=side: side.epoch(train))
+                       for name, side in by_name.items()}, epochs,
+                      on_time=lambda name, rep, s: print(f"epoch {rep + 1} {name}: {s:.2f} s",
+                                                         file=sys.stderr))
+    med = {k: spread(v)["median"] for k, v in times.items()}
     out = {"graphs": num_graphs, "graph_nodes": list(sizes), "nodes": g.num_nodes(),
-           "model": "gine" if edge_types else "gin", "edge_features": edge_types,
+           "model": "gin" if not edge_types else "gine", "edge_features": edge_types,
            "edges": g.num_edges(), "batching_ms": cutting,
-           "batching_ratio": cutting["dgl"] / cutting["graphflow"],
-           "epoch_s": best, "epoch_s_all": times, "ratio": best["dgl"] / best["graphflow"]}
+           "batching_ratio": cutting["dgl"] / cutting["graphflow"], "warmup_epochs": warmup,
+           "orders": orders(list(by_name), epochs),
+           "epoch_s": med, "epoch_s_spread": {k: spread(v) for k, v in times.items()},
+           "epoch_s_all": times, "ratio": med["dgl"] / med["graphflow"],
+           "ratio_spread": ratio_spread(times["dgl"], times["graphflow"])}
     if product_batches > 0:
         batches = -(-train.shape[0] // batch)  # an epoch's batches
         out["parts"] = parts(sides[0], train, product_batches,
-                             {k: v / batches * 1e3 for k, v in best.items()})
+                             {k: v / batches * 1e3 for k, v in med.items()})
     return out
 
 
@@ -310,7 +322,7 @@ def parts(ours: GraphflowSide, train: torch.Tensor, count: int,
           batch_ms: dict[str, float]) -> dict[str, float]:
     """The dense products of ``count`` of graphflow's batches (forward and backward, no
     optimizer step), recorded and run alone (:mod:`benchmarks.products`), against both sides'
-    batch times (``batch_ms``, ms, from the best epochs): ``products_ms`` a batch, the
+    batch times (``batch_ms``, ms, from the median epochs): ``products_ms`` a batch, the
     ``ceiling`` (DGL's batch / the products alone: what a step running the same products could
     reach were all else free) and what :data:`GOAL` x DGL's batch leaves the rest of
     graphflow's step (``rest_budget_ms``, against ``rest_ms`` now)."""
@@ -339,29 +351,34 @@ def parts(ours: GraphflowSide, train: torch.Tensor, count: int,
 
 
 def batching(ours: GraphflowSide, theirs: DGLSide, train: torch.Tensor, seed: int,
-             rounds: int = 2) -> dict[str, float]:
-    """ms per batch of one epoch's batches alone (no training), best of ``rounds``,
-    alternating: graphflow's cut (compiled on the CPU), the same cut by torch calls (the
-    path other devices run), and DGL's ``GraphDataLoader`` (``dgl.batch`` of the graphs)."""
-    runs: dict[str, list[float]] = {"graphflow": [], "graphflow_torch_calls": [], "dgl": []}
+             rounds: int = 4) -> dict[str, float]:
+    """ms per batch of one epoch's batches alone (no training), the median of ``rounds``
+    in alternating order (:func:`benchmarks.records.orders`): graphflow's cut (compiled on
+    the CPU), the same cut by torch calls (the path other devices run), and DGL's
+    ``GraphDataLoader`` (``dgl.batch`` of the graphs)."""
     batcher = ours.batcher
     native = batcher.compiled  # what this machine runs (the compiled cut on the CPU)
-    for _ in range(rounds):
-        for name in runs:
+
+    def cut(name: str) -> Callable[[int], None]:
+        def run(rep: int) -> None:
             gen = torch.Generator().manual_seed(seed)
-            t = time.perf_counter()
             if name == "dgl":
-                count = sum(1 for _ in theirs._train_loader(train))
+                counts[name] = sum(1 for _ in theirs._train_loader(train))
             else:
                 batcher.compiled = native and name == "graphflow"
-                count = sum(1 for _ in batcher.epoch(train, ours.batch_size, generator=gen))
-            runs[name].append((time.perf_counter() - t) * 1e3 / count)
+                counts[name] = sum(1 for _ in batcher.epoch(train, ours.batch_size,
+                                                            generator=gen))
+        return run
+
+    counts: dict[str, int] = {}
+    names = ["graphflow", "graphflow_torch_calls", "dgl"]
+    runs = alternate({name: cut(name) for name in names}, rounds)
     batcher.compiled = native
-    best = {k: min(v) for k, v in runs.items()}
-    print("batching alone, ms a batch (best of {}): ".format(rounds)
-          + ", ".join(f"{k} {v:.3f}" for k, v in best.items())
-          + f"; DGL / graphflow {best['dgl'] / best['graphflow']:.1f}x", file=sys.stderr)
-    return best
+    med = {k: spread(v)["median"] * 1e3 / counts[k] for k, v in runs.items()}
+    print(f"batching alone, ms a batch (median of {rounds}, alternating): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in med.items())
+          + f"; DGL / graphflow {med['dgl'] / med['graphflow']:.1f}x", file=sys.stderr)
+    return med
 
 
 def quality(path: Path, epochs: int, seed: int) -> dict:
@@ -399,7 +416,13 @@ def main() -> None:
     p.add_argument("--max-nodes", type=int, default=100,
                    help="largest generated graph (default 100); small graphs show the fixed "
                         "cost of a batch (Python, dispatch, autograd), large ones its products")
-    p.add_argument("--epochs", type=int, default=2, help="timed epochs per side")
+    p.add_argument("--epochs", type=int, default=4,
+                   help="timed epochs per side, alternating which side goes first (default 4)")
+    p.add_argument("--warmup", type=int, default=1,
+                   help="untimed epochs per side before them, also alternating (default 1)")
+    p.add_argument("--record", action="store_true",
+                   help="save the result with its machine, commit and command under "
+                        "benchmarks/results/graph_classification/ (benchmarks/records.py)")
     p.add_argument("--batch", type=int, default=BATCH,
                    help=f"graphs per batch in the timed epochs, both sides (default {BATCH}; "
                         f"DGL's GIN example uses 128; MUTAG trains on {QUALITY_BATCH})")
@@ -426,12 +449,15 @@ def main() -> None:
         p.error(f"--workers must be at least 0, got {a.workers}")
     if a.batch < 1:
         p.error(f"--batch must be at least 1, got {a.batch}")
+    if a.epochs < 1 or a.warmup < 0:
+        p.error(f"need --epochs >= 1 and --warmup >= 0, got {a.epochs} and {a.warmup}")
     if a.product_batches < 0:
         p.error(f"--product-batches must be at least 0, got {a.product_batches}")
     if a.edge_features < 0:
         p.error(f"--edge-features must be at least 0, got {a.edge_features}")
     if not 1 <= a.min_nodes <= a.max_nodes:
         p.error(f"need 1 <= --min-nodes <= --max-nodes, got {a.min_nodes} and {a.max_nodes}")
+    load_before = load_average()
     malloc = allocator.apply(a.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both sides)", file=sys.stderr)
     machine.set_threads(a.threads)  # torch's and DGL's own, the same for both sides
@@ -440,13 +466,17 @@ def main() -> None:
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result["workers"] = a.workers
     result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes),
-                        a.product_batches, a.edge_features, a.batch))
+                        a.product_batches, a.edge_features, a.batch, a.warmup))
     if a.edge_features and not a.skip_quality:
         print("MUTAG has no edge features: the quality part is skipped with --edge-features",
               file=sys.stderr)
     elif not a.skip_quality and a.mutag.exists():
         result["mutag"] = quality(a.mutag, a.mutag_epochs, a.seed)
-    print(f"ratio (DGL / graphflow epoch time): {result['ratio']:.2f}", file=sys.stderr)
+    r = result["ratio_spread"]
+    print(f"ratio (DGL / graphflow, medians of {r['n']} alternating epochs each): "
+          f"{result['ratio']:.2f} (epoch pairs {r['min']:.2f}-{r['max']:.2f})", file=sys.stderr)
+    if a.record:
+        write("graph_classification", result, load_before=load_before)
     print(json.dumps(result))
 
 

@@ -24,13 +24,32 @@ def test_a_small_run_reports_batching_and_epochs():
     assert result["batching_ratio"] == result["batching_ms"]["dgl"] / \
         result["batching_ms"]["graphflow"]
     assert len(result["epoch_s_all"]["graphflow"]) == len(result["epoch_s_all"]["dgl"]) == 1
-    assert result["ratio"] > 0
+    assert result["ratio"] == result["epoch_s"]["dgl"] / result["epoch_s"]["graphflow"] > 0
+    assert result["epoch_s_spread"]["graphflow"]["n"] == 1 and result["warmup_epochs"] == 1
     assert "batching alone, ms a batch" in done.stderr
     parts = result["parts"]  # graphflow's dense products replayed alone, against both batches
     assert parts["product_calls"] > 0 and 0 < parts["products_ms"]
     assert parts["ceiling"] == parts["dgl_batch_ms"] / parts["products_ms"]
     assert abs(parts["rest_ms"] + parts["products_ms"] - parts["graphflow_batch_ms"]) < 1e-9
     assert "ceiling (DGL's batch / the products alone)" in done.stderr
+
+
+def test_epochs_alternate_which_side_goes_first_and_report_medians(tmp_path):
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "graph_classification.py"),
+                           "--graphs", "100", "--epochs", "3", "--warmup", "0",
+                           "--skip-quality", "--threads", "1", "--product-batches", "0"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["orders"] == [["graphflow", "dgl"], ["dgl", "graphflow"],
+                                ["graphflow", "dgl"]]
+    lines = [line.split(":")[0] for line in done.stderr.splitlines()
+             if line.startswith("epoch ")]
+    assert lines == ["epoch 1 graphflow", "epoch 1 dgl", "epoch 2 dgl", "epoch 2 graphflow",
+                     "epoch 3 graphflow", "epoch 3 dgl"]
+    for side, times in result["epoch_s_all"].items():
+        assert result["epoch_s"][side] == sorted(times)[1]  # the median of three
+        assert result["epoch_s_spread"][side]["max"] == max(times)
 
 
 def test_graph_sizes_are_chosen_and_recorded():

@@ -88,13 +88,13 @@ class DistMiniBatches(MiniBatches):
         inference, the other rows gathered from every trainer."""
         module = getattr(self.model, "module", self.model)  # no DDP hooks: ranks differ in steps
         module.eval()
-        dev = self.stepper.device
+        dev = self.step.device
         full = [-1] * len(self.sampler.options.fanouts)
         rows = []
         for seeds in self.everyone.split(self.inference_batch_size):
             mb = self.sampler.sample(self.graph, seeds, fanouts=full)
             adjs = [self.block_adjacency(b.to(dev)) for b in mb.blocks]
-            with self.stepper.autocast():
+            with self.step.autocast():
                 rows.append(module(adjs, mb.features.to(dev)).float().cpu())  # (B, C)
         mine = torch.cat(rows) if rows else torch.empty(0, self.objective.num_classes)
         parts: list[Any] = [(self.everyone, mine)]

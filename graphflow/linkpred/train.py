@@ -1,44 +1,36 @@
 """Link prediction training passes: full batch, or edge-seeded sampled minibatches.
 
-Both offer ``train_epoch(epoch) -> figures`` (for :class:`~graphflow.train.loop.EpochLoop`)
-and ``embeddings() -> (N, D)`` (eval mode, every node, full neighborhoods: a full-graph
-forward, or layer-wise inference in batches), and step with the node tasks'
-:class:`~graphflow.train.node.Stepper`.
-
-Losses, for positive scores ``p`` (B,) and the negative scores ``q`` (B, k) of the same
-sources:
-
-* ``bce``: :math:`-\\frac1B \\sum_i \\log\\sigma(p_i) - \\frac1{Bk} \\sum_{ij} \\log(1 - \\sigma(q_{ij}))`
-  (positives and negatives weigh the same whatever ``k``);
-* ``bpr``: :math:`-\\frac1{Bk} \\sum_{ij} \\log\\sigma(p_i - q_{ij})` (Rendle et al. 2009).
+Both follow the pass protocol of :mod:`graphflow.train.step`: ``train_epoch(epoch) ->
+figures`` (for :class:`~graphflow.train.loop.EpochLoop`) and ``embeddings() -> (N, D)``
+(eval mode, every node, full neighborhoods: a full-graph forward, or layer-wise inference in
+batches, under the run's autocast, returned in float32); they step with the one
+:class:`~graphflow.train.step.Step` (precision, clipping) and take their loss from
+:class:`~graphflow.train.objective.ScoredPairs` (``bce`` or ``bpr``, its docstring has the
+formulas).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any
 
 import torch
-import torch.nn.functional as F
 
 from graphflow.linkpred.decoders import LinkModel, decode, decode_pairs
 from graphflow.sampling.edges import EdgeBatches
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
 from graphflow.sparse.indexed_rows import IndexedRows
-from graphflow.train.node import Stepper
+from graphflow.train.objective import PairLoss, ScoredPairs
+from graphflow.train.step import Step, Tally
 
-LossName = Literal["bce", "bpr"]
+LossName = PairLoss
 Progress = Callable[..., Any]
 
 
-def link_loss(name: LossName, pos: torch.Tensor, neg: torch.Tensor, k: int) -> torch.Tensor:
-    """The loss ``name`` of scores ``pos`` (B,) and ``neg`` (B * k,), source-major."""
-    pos, neg = pos.float(), neg.float()
-    if name == "bpr":
-        return -F.logsigmoid(pos.unsqueeze(1) - neg.view(-1, k)).mean()
-    return (F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
-            + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)))
+def pair_objective(loss: LossName | ScoredPairs) -> ScoredPairs:
+    """``loss`` as the pairs' objective (a loss name: ``bce`` or ``bpr``)."""
+    return loss if isinstance(loss, ScoredPairs) else ScoredPairs(loss)
 
 
 class LinkFullBatch:
@@ -50,12 +42,14 @@ class LinkFullBatch:
         with ``generator``.
     """
 
-    def __init__(self, model: LinkModel, stepper: Stepper, loss: LossName, adj: Adjacency,
-                 x: Features, src: torch.Tensor, dst: torch.Tensor, draw: Any, k: int,
+    def __init__(self, model: LinkModel, step: Step, loss: LossName | ScoredPairs,
+                 adj: Adjacency, x: Features, src: torch.Tensor, dst: torch.Tensor,
+                 draw: Any, k: int,
                  generator: torch.Generator, *, inference_batch_size: int = 0,
                  progress: Progress | None = None):
-        dev = stepper.device
-        self.model, self.stepper, self.loss_name, self.k = model, stepper, loss, k
+        dev = step.device
+        self.model, self.step, self.k = model, step, k
+        self.objective = pair_objective(loss)
         self.adj, self.x = adj.to(dev), x.to(dev)
         self.src_cpu = src
         self.src, self.dst = src.to(dev), dst.to(dev)
@@ -65,24 +59,24 @@ class LinkFullBatch:
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         self.model.train()
-        neg_dst = self.draw(self.src_cpu, self.k, self.generator).to(self.stepper.device)
-        with self.stepper.autocast():
+        neg_dst = self.draw(self.src_cpu, self.k, self.generator).to(self.step.device)
+        with self.step.autocast():
             h = self.model.encoder(self.adj, self.x)  # (N, D)
             pos = decode(self.model.decoder, h, self.src, self.dst)  # (E,)
             neg = decode(self.model.decoder, h, self.neg_src, neg_dst)  # (E * k,)
-            loss = link_loss(self.loss_name, pos, neg, self.k)
-        self.stepper.step(loss)
+            loss = self.objective.loss(pos, neg, self.k)
+        self.step.step(loss)
         return {"loss": loss.item()}
 
     @torch.no_grad()
     def embeddings(self) -> torch.Tensor:
         """(N, D) float32 on the device: eval mode, every node, full neighborhoods."""
         self.model.eval()
-        with self.stepper.autocast():
+        with self.step.autocast():
             if self.inference_batch_size > 0:
                 out = self.model.encoder.inference(
                     self.adj, self.x, batch_size=self.inference_batch_size,
-                    device=self.stepper.device, progress=self.progress)
+                    device=self.step.device, progress=self.progress)
             else:
                 out = self.model.encoder(self.adj, self.x)
         return out.float()
@@ -96,11 +90,13 @@ class LinkMiniBatches:
     over the training graph, ``inference_batch_size`` nodes at a time.
     """
 
-    def __init__(self, model: LinkModel, stepper: Stepper, loss: LossName, adj: Adjacency,
-                 x: Features, edges: EdgeBatches, num_edges: int, generator: torch.Generator,
+    def __init__(self, model: LinkModel, step: Step, loss: LossName | ScoredPairs,
+                 adj: Adjacency, x: Features, edges: EdgeBatches, num_edges: int,
+                 generator: torch.Generator,
                  *, use_sampled_features: bool, inference_batch_size: int,
                  progress: Progress | None = None, workers: int | None = None):
-        self.model, self.stepper, self.loss_name = model, stepper, loss
+        self.model, self.step = model, step
+        self.objective = pair_objective(loss)
         self.adj, self.x = adj, x  # CPU
         self.edges, self.generator = edges, generator
         self.workers = workers  # sampling workers (the stage's core plan, graphflow.runtime.cores)
@@ -113,8 +109,8 @@ class LinkMiniBatches:
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         self.model.train()
-        dev = self.stepper.device
-        total, seen = 0.0, 0
+        dev = self.step.device
+        tally = Tally()
         k = self.edges.k
         for mb in self.edges.iterate(self.eids, self.generator, workers=self.workers,
                                      rows=self.rows):
@@ -126,23 +122,21 @@ class LinkMiniBatches:
             else:
                 x = self.x[mb.input_nodes.cpu()].to(dev)
             pos_idx, neg_idx = mb.pos.to(dev), mb.neg.to(dev)
-            with self.stepper.autocast():
+            with self.step.autocast():
                 h = self.model.encoder(adjs, x)  # (S, D) the batch's endpoints
                 pos, neg = decode_pairs(self.model.decoder, h, pos_idx, neg_idx)  # (B,), (B k,)
-                loss = link_loss(self.loss_name, pos, neg, k)
-            self.stepper.step(loss)
-            b = int(pos.shape[0])
-            total += loss.item() * b
-            seen += b
-        return {"loss": total / max(seen, 1)}
+                loss = self.objective.loss(pos, neg, k)
+            self.step.step(loss)
+            tally.add(int(pos.shape[0]), loss=loss.item())
+        return tally.means()
 
     @torch.no_grad()
     def embeddings(self) -> torch.Tensor:
         """(N, D) float32 on the CPU, by layer-wise full-neighbor inference."""
         self.model.eval()
-        with self.stepper.autocast():
+        with self.step.autocast():
             out = self.model.encoder.inference(self.adj, self.x,
                                                batch_size=self.inference_batch_size,
-                                               device=self.stepper.device,
+                                               device=self.step.device,
                                                progress=self.progress)
         return out.float()

@@ -1,25 +1,25 @@
-"""Node classification mechanics: the objective, and full-batch or minibatch training passes.
+"""Node classification passes: full-batch or minibatch training on one :class:`Step`.
 
-* :class:`Objective`: cross-entropy over class ids, or one-vs-rest binary cross-entropy over
-  0/1 multi-label targets; predictions and metrics to match.
 * :class:`FullBatch`: every epoch is one step on the whole graph (one :class:`Adjacency`
   built once on the device, features moved once).
 * :class:`MiniBatches`: every epoch steps on the sampler's minibatches over the shuffled
   training nodes (one block per layer).
 
-Both offer ``train_epoch(epoch) -> figures`` and ``logits() -> (N, C)`` (eval mode, every
-node, full neighborhoods: a full-graph forward, or layer-wise inference in batches).
+Both follow the pass protocol of :mod:`graphflow.train.step` (``train_epoch(epoch) ->
+figures``, ``logits() -> (N, C)``: eval mode, every node, full neighborhoods, by a full-graph
+forward or layer-wise inference in batches), step with :class:`~graphflow.train.step.Step`
+(precision, clipping) and take their loss and figures from
+:class:`~graphflow.train.objective.Objective` (``classes`` or ``multilabel``). ``Objective``
+and ``Stepper`` (the former step) stay importable from here.
 """
 
 from __future__ import annotations
 
 import inspect
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 from torch import nn
 
 from graphflow.errors import ConfigError, DataError
@@ -27,55 +27,20 @@ from graphflow.sampling.block import Block, MiniBatch
 from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
 from graphflow.sparse.indexed_rows import IndexedRows
-from graphflow.train.metrics import classification_report
-from graphflow.train.step import Step, Stepper  # noqa: F401  (Stepper: the former name)
+from graphflow.train.objective import Objective
+from graphflow.train.step import Step, Stepper, Tally  # noqa: F401  (Stepper: the former name)
 
 Progress = Callable[..., Any]
-
-
-@dataclass
-class Objective:
-    """Loss, prediction and metrics of single-label or multi-label classification."""
-
-    num_classes: int
-    multilabel: bool
-    weight: torch.Tensor | None = None  # (C,): class weights, or pos_weight (multi-label)
-
-    def loss(self, logits: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
-        """Mean loss of (n, C) logits against (n,) class ids or (n, C) 0/1 targets
-        (weighted by ``weight``: :mod:`graphflow.train.balance`)."""
-        weight = None if self.weight is None else self.weight.to(  # autocast: float32 loss
-            logits.device, torch.promote_types(logits.dtype, torch.float32))
-        if self.multilabel:
-            return F.binary_cross_entropy_with_logits(logits, target.to(logits.dtype),
-                                                      pos_weight=weight)
-        return F.cross_entropy(logits, target, weight=weight)
-
-    def predict(self, logits: torch.Tensor) -> torch.Tensor:
-        """int64 (n,) class ids, or float32 (n, C) 0/1 (a label where its logit > 0)."""
-        if self.multilabel:
-            return (logits > 0).float()
-        return logits.argmax(dim=-1)
-
-    def report(self, logits: torch.Tensor, target: torch.Tensor) -> dict[str, float]:
-        """``acc``, ``f1_macro`` (and ``f1_micro`` for multi-label) of these rows."""
-        return classification_report(self.predict(logits), target, self.num_classes,
-                                      multilabel=self.multilabel)
-
-    @property
-    def score_name(self) -> str:
-        """The validation figure that picks the best model."""
-        return "f1_micro" if self.multilabel else "acc"
 
 
 class FullBatch:
     """Full-graph training: the adjacency, features and labels live on the device."""
 
-    def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
+    def __init__(self, model: nn.Module, step: Step, objective: Objective,
                  adj: Adjacency, x: Features, labels: torch.Tensor, train_ids: torch.Tensor,
                  *, inference_batch_size: int = 0, progress: Progress | None = None):
-        dev = stepper.device
-        self.model, self.stepper, self.objective = model, stepper, objective
+        dev = step.device
+        self.model, self.step, self.objective = model, step, objective
         self.adj = adj.to(dev)
         self.x = x.to(dev)  # (N, F)
         self.labels = labels.to(dev)  # (N,) or (N, C)
@@ -89,21 +54,21 @@ class FullBatch:
 
     def train_epoch(self, epoch: int) -> dict[str, float]:
         self.model.train()
-        with self.stepper.autocast():
+        with self.step.autocast():
             out = self.forward()[self.train_ids]  # (n_train, C)
-            loss = self.objective.loss(out.float(), self.labels[self.train_ids])
-        self.stepper.step(loss)
-        report = self.objective.report(out.detach(), self.labels[self.train_ids])
-        return {"loss": loss.item(), "train_acc": report["acc"]}
+            loss = self.objective.loss(out, self.labels[self.train_ids])
+        self.step.step(loss)
+        return {"loss": loss.item(),
+                "train_acc": self.objective.accuracy(out.detach(), self.labels[self.train_ids])}
 
     @torch.no_grad()
     def logits(self) -> torch.Tensor:
         """(N, C) float32 on the device: eval mode, every node, full neighborhoods."""
         self.model.eval()
-        with self.stepper.autocast():
+        with self.step.autocast():
             if self.inference_batch_size > 0:
                 out = self.model.inference(self.adj, self.x, batch_size=self.inference_batch_size,
-                                           device=self.stepper.device, progress=self.progress)
+                                           device=self.step.device, progress=self.progress)
             else:
                 out = self.forward()
         return out.float()
@@ -121,16 +86,16 @@ class MiniBatches:
     graph, ``inference_batch_size`` nodes at a time.
     """
 
-    def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
+    def __init__(self, model: nn.Module, step: Step, objective: Objective,
                  adj: Adjacency, x: Features, labels: torch.Tensor, train_ids: torch.Tensor,
                  *, sampler: Any, graph: Any, generator: torch.Generator,
                  use_sampled_features: bool, inference_batch_size: int,
                  edge_values: torch.Tensor | None = None, progress: Progress | None = None,
                  workers: int | None = None):
-        self.model, self.stepper, self.objective = model, stepper, objective
+        self.model, self.step, self.objective = model, step, objective
         self.workers = workers  # sampling workers of iterate() (the stage's core plan)
         # (E,) per input edge, looked up by each block's edge ids, on the device once.
-        self.edge_values = None if edge_values is None else edge_values.to(stepper.device)
+        self.edge_values = None if edge_values is None else edge_values.to(step.device)
         self.adj, self.x, self.labels, self.train_ids = adj, x, labels, train_ids  # CPU
         self.sampler, self.graph, self.generator = sampler, graph, generator
         self.use_sampled_features = use_sampled_features
@@ -166,33 +131,41 @@ class MiniBatches:
         for batch in seeds[order].split(self.sampler.options.batch_size):
             yield self.sampler.sample(self.graph, batch)
 
+    def inputs(self, mb: MiniBatch) -> tuple[list[Adjacency], Features, torch.Tensor]:
+        """The batch's block adjacencies, input rows and seed labels on the device."""
+        dev = self.step.device
+        if not isinstance(mb, MiniBatch):
+            name = getattr(self.sampler, "name", type(self.sampler).__name__)
+            raise DataError(f'[sample] "{name}" returned {type(mb).__name__}, not a '
+                            f"MiniBatch of blocks; this task needs a block sampler such "
+                            f'as type = "neighbor"')
+        adjs = [self.block_adjacency(b.to(dev)) for b in mb.blocks]
+        if isinstance(mb.features, IndexedRows) and mb.features.device == dev:
+            x = mb.features  # (num_input, F), not gathered
+        elif self.use_sampled_features and mb.features is not None:
+            x = mb.features.to(dev)  # (num_input, F)
+        else:
+            x = self.x[mb.input_nodes.cpu()].to(dev)  # (num_input, F)
+        y = (mb.labels if mb.labels is not None else self.labels[mb.seeds.cpu()]).to(dev)
+        return adjs, x, y
+
+    def forward(self, adjs: Any, x: Any) -> torch.Tensor:
+        """The model's (B, C) output rows for the batch's seeds."""
+        return self.model(adjs, x)
+
     def train_epoch(self, epoch: int) -> dict[str, float]:
+        """One step per minibatch; the mean ``loss`` and ``train_acc`` over the seeds."""
         self.model.train()
-        dev = self.stepper.device
-        total_loss, correct, seen = 0.0, 0.0, 0
+        tally = Tally()
         for mb in self.batches():
-            if not isinstance(mb, MiniBatch):
-                name = getattr(self.sampler, "name", type(self.sampler).__name__)
-                raise DataError(f'[sample] "{name}" returned {type(mb).__name__}, not a '
-                                f"MiniBatch of blocks; this task needs a block sampler such "
-                                f'as type = "neighbor"')
-            adjs = [self.block_adjacency(b.to(dev)) for b in mb.blocks]
-            if isinstance(mb.features, IndexedRows) and mb.features.device == dev:
-                x = mb.features  # (num_input, F), not gathered
-            elif self.use_sampled_features and mb.features is not None:
-                x = mb.features.to(dev)  # (num_input, F)
-            else:
-                x = self.x[mb.input_nodes.cpu()].to(dev)  # (num_input, F)
-            y = (mb.labels if mb.labels is not None else self.labels[mb.seeds.cpu()]).to(dev)
-            with self.stepper.autocast():
-                out = self.model(adjs, x)  # (B, C)
-                loss = self.objective.loss(out.float(), y)
-            self.stepper.step(loss)
-            n = int(y.shape[0])
-            total_loss += loss.item() * n
-            correct += self.objective.report(out.detach(), y)["acc"] * n
-            seen += n
-        return {"loss": total_loss / max(seen, 1), "train_acc": correct / max(seen, 1)}
+            adjs, x, y = self.inputs(mb)
+            with self.step.autocast():
+                out = self.forward(adjs, x)  # (B, C)
+                loss = self.objective.loss(out, y)
+            self.step.step(loss)
+            tally.add(int(y.shape[0]), loss=loss.item(),
+                      train_acc=self.objective.accuracy(out.detach(), y))
+        return tally.means()
 
     def block_adjacency(self, block: Block) -> Adjacency:
         """The block's CSR, with the edge values of its edges when training is weighted."""
@@ -203,9 +176,9 @@ class MiniBatches:
     def logits(self) -> torch.Tensor:
         """(N, C) float32 on the CPU, by layer-wise full-neighbor inference."""
         self.model.eval()
-        with self.stepper.autocast():
+        with self.step.autocast():
             out = self.model.inference(self.adj, self.x, batch_size=self.inference_batch_size,
-                                       device=self.stepper.device, progress=self.progress)
+                                       device=self.step.device, progress=self.progress)
         return out.float()
 
 

@@ -203,3 +203,20 @@ class Stepper(Step):
                  device: torch.device | str, scaler: torch.amp.GradScaler | None = None):
         super().__init__(model, optimizer, device,
                          "fp16-mixed" if scaler is not None else "fp32", scaler=scaler)
+
+
+class Tally:
+    """Means over an epoch's batches, each figure weighted by its batch's size."""
+
+    def __init__(self) -> None:
+        self.sums: dict[str, float] = {}
+        self.seen = 0
+
+    def add(self, n: int, **figures: float) -> None:
+        """Add a batch of ``n`` seeds (nodes, edges, graphs) with its ``figures``."""
+        for name, value in figures.items():
+            self.sums[name] = self.sums.get(name, 0.0) + float(value) * n
+        self.seen += n
+
+    def means(self) -> dict[str, float]:
+        return {name: total / max(self.seen, 1) for name, total in self.sums.items()}

@@ -7,9 +7,12 @@ tasks) builds on two names:
 * :class:`SupervisedOptions`: the options every such task takes (``epochs``, ``lr``,
   ``weight_decay``, ``decay_on``, ``optimizer``, ``momentum``, ``monitor``, ``patience``,
   ``eval_every``, ``restore_best``, ``checkpoint``, ``features``, ``sparse_threshold``,
-  ``inference_batch_size``), validated once, in one wording.
+  ``inference_batch_size``, ``precision``, ``clip_grad_norm``), validated once, in one
+  wording.
 * :class:`SupervisedTask`: a :class:`~graphflow.components.Task` that owns what training
-  tasks share: the optimizer, the :class:`~graphflow.train.loop.EpochLoop` (evaluation,
+  tasks share: the optimizer and the training :class:`~graphflow.train.step.Step`
+  (:meth:`SupervisedTask.make_step`: precision, gradient scaling, clipping), the
+  :class:`~graphflow.train.loop.EpochLoop` (evaluation,
   early stopping, checkpoints, ``--resume``), the checkpoint ``meta`` a resumed or restored
   model must agree on, the input features, the layer-wise inference set-up and its check,
   and the logging of the final figures.
@@ -39,13 +42,16 @@ and implements :meth:`SupervisedTask.build_model` and :meth:`SupervisedTask.fit`
 
         def fit(self, ctx, model, *, epochs=None, lr=None):
             model = model.to(ctx.device)
-            optimizer = self.optimizer(model, lr=lr)
+            step = self.make_step(ctx, model, lr=lr)  # optimizer, precision, clipping
             generator = self.generator(ctx)         # batch order; saved for --resume
             meta = self.meta(ctx, in_dim=in_dim, classes=num_classes)
-            loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
-                                   epochs=epochs)
+            loop = self.epoch_loop(ctx, model, step.optimizer, meta, generator=generator,
+                                   scaler=step.scaler, epochs=epochs)
             best = loop.run(train_epoch, evaluate)  # (epoch) -> figures, () -> (figures, score)
             return self.log_results(ctx, {"test_acc": ...}, best.epoch)
+
+where ``train_epoch`` runs its batches as ``with step.autocast(): loss = ...`` then
+``step.step(loss)`` (the pass protocol of :mod:`graphflow.train.step`).
 
 :meth:`SupervisedTask.run` builds the model and fits it. ``monitor`` names the figure
 ``evaluate`` returns as its score; a name ending in ``_loss`` is minimised, any other
@@ -74,6 +80,8 @@ from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, Features
 from graphflow.train.inputs import FeatureSource, model_input, node_features
 from graphflow.train.loop import EpochLoop, LoopOptions
 from graphflow.train.optim import DecayOn, OptimizerName, make_optimizer
+from graphflow.train.step import (CLIP_HELP, PRECISION_HELP, Precision, Step, check_precision,
+                                  resolve_precision, uses_scaler)
 
 MINIBATCH_INFERENCE_BATCH = 4096
 """Nodes per batch of layer-wise inference when a stage trains on a sampler and
@@ -131,6 +139,8 @@ class SupervisedOptions:
     inference_batch_size: int = option(
         0, "Nodes per batch of layer-wise full-neighbor inference; 0: the whole graph at "
            f"once when training full batch, {MINIBATCH_INFERENCE_BATCH} with a sampler.")
+    precision: Precision = option("fp32", PRECISION_HELP)
+    clip_grad_norm: float = option(0.0, CLIP_HELP)
 
     def __post_init__(self) -> None:
         check_at_least(self, 0, "epochs")
@@ -141,6 +151,8 @@ class SupervisedOptions:
         check_at_least(self, 0, "inference_batch_size")
         if not 0 <= self.sparse_threshold <= 1:
             raise ValueError(f"sparse_threshold must lie in [0, 1], got {self.sparse_threshold}")
+        check_at_least(self, 0, "clip_grad_norm", note=" (0 = off)")
+        check_precision(self.precision)  # fp16-mixed without CUDA: refused when read
 
 
 def options_record(options: Any) -> dict[str, Any]:
@@ -226,6 +238,30 @@ class SupervisedTask(Task):
         """Whether minibatches may carry the sampler's gathered features (the graph's own,
         dense) instead of rows of ``feats``."""
         return self.options.features == "feat" and isinstance(feats, torch.Tensor)
+
+    def requested_precision(self, ctx: RunContext) -> str:
+        """The ``precision`` option (a task with an older spelling, such as
+        ``node_classification``'s ``amp``, maps it here)."""
+        return self.options.precision
+
+    def precision(self, ctx: RunContext) -> str:
+        """The stage's concrete precision on ``ctx.device``: ``auto`` resolved (and said in
+        one line); one that cannot run there is a ``ConfigError``."""
+        requested = self.requested_precision(ctx)
+        precision, why = resolve_precision(requested, ctx.device)
+        if requested == "auto":
+            ctx.info(f'[{ctx.section}] precision = "auto": {precision} ({why})')
+        return precision
+
+    def make_step(self, ctx: RunContext, model: nn.Module, *,
+                  lr: float | None = None) -> Step:
+        """The training :class:`~graphflow.train.step.Step` of ``model`` with this stage's
+        optimizer (:meth:`optimizer`), precision (:meth:`precision`; ``fp16-mixed``
+        brings a ``GradScaler`` and torch's per-tensor optimizer) and ``clip_grad_norm``."""
+        precision = self.precision(ctx)
+        optimizer = self.optimizer(model, lr=lr, flat_groups=not uses_scaler(precision))
+        return Step(model, optimizer, ctx.device, precision,
+                    clip_grad_norm=self.options.clip_grad_norm)
 
     def optimizer(self, model: nn.Module, *, lr: float | None = None,
                   flat_groups: bool = True) -> torch.optim.Optimizer:

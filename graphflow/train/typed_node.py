@@ -1,10 +1,11 @@
 """Node classification on a typed graph: the target type's labels and splits, every type's
 features, and full-graph or sampled training passes over typed adjacencies.
 
-The passes offer the interface of :mod:`graphflow.train.node` (``train_epoch(epoch) ->
-figures``, ``logits() -> (n_target, C)``), so the shared task base and epoch loop drive them
-unchanged; logits, predictions and metrics cover the nodes of the target type, indexed by
-their id within the type.
+The passes follow the pass protocol of :mod:`graphflow.train.step` (``train_epoch(epoch) ->
+figures``, ``logits() -> (n_target, C)``) on the node passes' epochs and the one
+:class:`~graphflow.train.step.Step` (precision, clipping), so the shared task base and epoch
+loop drive them unchanged; logits, predictions and metrics cover the nodes of the target
+type, indexed by their id within the type.
 """
 
 from __future__ import annotations
@@ -18,7 +19,9 @@ from torch import nn
 from graphflow.errors import ConfigError, DataError
 from graphflow.nn.typed import TypedAdjacency, TypedSchema, full_input
 from graphflow.train.inputs import SPLITS, Targets, _check_finite
-from graphflow.train.node import FullBatch, Objective, Stepper
+from graphflow.train.node import FullBatch, MiniBatches
+from graphflow.train.objective import Objective
+from graphflow.train.step import Step
 
 if TYPE_CHECKING:
     from graphflow.graph import GraphData
@@ -122,11 +125,11 @@ class TypedFullBatch(FullBatch):
     per-relation adjacencies, per-type inputs and the target type's labels on the device;
     the model's output rows are the target type's."""
 
-    def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
+    def __init__(self, model: nn.Module, step: Step, objective: Objective,
                  adj: TypedAdjacency, x: dict[str, torch.Tensor], target: str,
                  labels: torch.Tensor, train_ids: torch.Tensor):
-        dev = stepper.device
-        self.model, self.stepper, self.objective, self.target = model, stepper, objective, target
+        dev = step.device
+        self.model, self.step, self.objective, self.target = model, step, objective, target
         self.adj = adj.to(dev)
         self.x = {t: v.to(dev) for t, v in x.items()}
         self.labels = labels.to(dev)  # (n_target,)
@@ -138,16 +141,17 @@ class TypedFullBatch(FullBatch):
         return self.model(self.adj, self.x)[self.target]
 
 
-class TypedMiniBatches:
-    """Sampled training on a typed graph: batches of target-type seeds, one typed block
-    adjacency per layer (a typed sampler's ``iterate``); predictions by the model's
+class TypedMiniBatches(MiniBatches):
+    """Sampled training on a typed graph (:class:`MiniBatches`' epoch, on the same
+    :class:`~graphflow.train.step.Step`): batches of target-type seeds, one typed block
+    adjacency per layer (a typed sampler's ``iterate_typed``); predictions by the model's
     full-graph ``inference``."""
 
-    def __init__(self, model: nn.Module, stepper: Stepper, objective: Objective,
+    def __init__(self, model: nn.Module, step: Step, objective: Objective,
                  adj: TypedAdjacency, x: dict[str, torch.Tensor], target: str,
                  labels: torch.Tensor, train_ids: torch.Tensor, *, sampler: Any, graph: Any,
                  generator: torch.Generator, progress: Progress | None = None):
-        self.model, self.stepper, self.objective, self.target = model, stepper, objective, target
+        self.model, self.step, self.objective, self.target = model, step, objective, target
         self.adj, self.x, self.labels, self.train_ids = adj, x, labels, train_ids
         self.sampler, self.graph, self.generator, self.progress = sampler, graph, generator, \
             progress
@@ -162,29 +166,25 @@ class TypedMiniBatches:
         yield from self.sampler.iterate_typed(self.graph, self.target, self.train_ids,
                                               self.generator)
 
-    def train_epoch(self, epoch: int) -> dict[str, float]:
-        self.model.train()
-        dev = self.stepper.device
-        total_loss, correct, seen = 0.0, 0.0, 0
-        for mb in self.batches():
-            adjs = [a.to(dev) for a in mb.adjs]
-            x = {t: self.x[t].index_select(0, ids).to(dev)  # (n_t, F_t) or ids
-                 for t, ids in mb.input_nodes.items()}
-            y = self.labels[mb.seeds].to(dev)
-            out = self.model(adjs, x)[self.target]  # (B, C)
-            loss = self.objective.loss(out.float(), y)
-            self.stepper.step(loss)
-            n = int(y.shape[0])
-            total_loss += loss.item() * n
-            correct += self.objective.report(out.detach(), y)["acc"] * n
-            seen += n
-        return {"loss": total_loss / max(seen, 1), "train_acc": correct / max(seen, 1)}
+    def inputs(self, mb: Any) -> tuple[list[Any], dict[str, torch.Tensor], torch.Tensor]:
+        """The batch's typed block adjacencies, per-type input rows (or ids) and seed labels
+        on the device."""
+        dev = self.step.device
+        adjs = [a.to(dev) for a in mb.adjs]
+        x = {t: self.x[t].index_select(0, ids).to(dev)  # (n_t, F_t) or ids
+             for t, ids in mb.input_nodes.items()}
+        return adjs, x, self.labels[mb.seeds].to(dev)
+
+    def forward(self, adjs: Any, x: Any) -> torch.Tensor:
+        """(B, C): the target type's rows of the model's per-type output."""
+        return self.model(adjs, x)[self.target]
 
     @torch.no_grad()
     def logits(self) -> torch.Tensor:
         """(n_target, C) float32, eval mode, full neighbourhoods."""
         self.model.eval()
-        out = self.model.inference(self.adj, self.x, device=self.stepper.device)
+        with self.step.autocast():
+            out = self.model.inference(self.adj, self.x, device=self.step.device)
         return out[self.target].float()
 
 

@@ -21,7 +21,9 @@ from graphflow.pruning.two_four import hold_masks, masked_layers
 from graphflow.train import finite
 from graphflow.train.balance import CLASS_WEIGHTS_HELP, ClassWeights, balanced
 from graphflow.train.inputs import Targets, node_targets
-from graphflow.train.node import FullBatch, MiniBatches, Objective, Stepper
+from graphflow.train.node import FullBatch, MiniBatches
+from graphflow.train.objective import Objective
+from graphflow.train.step import Step
 from graphflow.train.restore import restore_model
 from graphflow.train.task import SupervisedOptions, SupervisedTask
 from graphflow.train import typed_node
@@ -35,7 +37,8 @@ class NodeClassificationOptions(SupervisedOptions):
                    "classes, for imbalanced labels).")
     class_weights: ClassWeights = option("none", CLASS_WEIGHTS_HELP)
     amp: bool = option(
-        False, "Mixed precision (float16 autocast, gradient scaling) on CUDA; ignored on CPU.")
+        False, 'The former spelling of precision = "fp16-mixed" (float16 autocast, gradient '
+               "scaling) on CUDA; warns once and trains in float32 on the CPU.")
     edge_weights: bool = option(
         False, 'Use edata["weight"] as edge values (weighted aggregation).')
     restore_model: Path | None = option(
@@ -45,6 +48,12 @@ class NodeClassificationOptions(SupervisedOptions):
     target: str | None = option(
         None, "On a typed graph: the node type to classify (default: the one node type with "
               "labels). Predictions, logits and metrics then cover that type's nodes.")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        if self.amp and self.precision != "fp32":
+            raise ValueError(f'amp = true is the former spelling of precision = "fp16-mixed"; '
+                             f'set precision alone (now "{self.precision}")')
 
 
 class NodeClassification(SupervisedTask):
@@ -106,16 +115,15 @@ class NodeClassification(SupervisedTask):
         model = model.to(ctx.device)
         weight = None if o.class_weights == "none" else \
             balanced(targets.labels[targets.splits["train"]], targets.num_classes).to(ctx.device)
-        objective = Objective(targets.num_classes, targets.multilabel, weight)
-        scaler = self._scaler(ctx)  # unscales the optimizer's own gradients: no flat groups
-        optimizer = self.optimizer(model, lr=lr, flat_groups=scaler is None)
-        stepper = Stepper(model, optimizer, ctx.device, scaler)
+        objective = Objective.for_nodes(targets.num_classes, targets.multilabel, weight)
+        step = self.make_step(ctx, model, lr=lr)  # precision (amp), clipping, optimizer
+        optimizer = step.optimizer
         generator = self.generator(ctx)  # shuffles minibatch seeds
-        runner = self._make_runner(ctx, wrap(model, ctx.world, ctx.device), stepper, objective,
+        runner = self._make_runner(ctx, wrap(model, ctx.world, ctx.device), step, objective,
                                    x, targets, generator)
         meta = self._meta(ctx, x, targets)
-        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator, scaler=scaler,
-                               epochs=epochs)
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
+                               scaler=step.scaler, epochs=epochs)
         val_ids = targets.splits.get("val")
 
         def evaluate() -> tuple[dict[str, float], float | None]:
@@ -154,10 +162,10 @@ class NodeClassification(SupervisedTask):
         predicts them (eval mode, every node), with the inputs prepared once: what the
         ``sparsify`` task times."""
         targets, x = self._inputs(ctx)
-        objective = Objective(targets.num_classes, targets.multilabel)
-        stepper = Stepper(model, None, ctx.device, None)  # type: ignore[arg-type]
+        objective = Objective.for_nodes(targets.num_classes, targets.multilabel)
+        step = Step(model, None, ctx.device)  # predicts only, in float32
         generator = self.generator(ctx)
-        return self._make_runner(ctx, model, stepper, objective, x, targets, generator).logits
+        return self._make_runner(ctx, model, step, objective, x, targets, generator).logits
 
     def _target(self, ctx: RunContext) -> str:
         return typed_node.target_type(ctx.graph(), self.options.target)
@@ -182,17 +190,17 @@ class NodeClassification(SupervisedTask):
                              classes=targets.num_classes, target=self._target(ctx))
         return self.meta(ctx, in_dim=int(x.shape[1]), classes=targets.num_classes)
 
-    def _make_runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
+    def _make_runner(self, ctx: RunContext, model: torch.nn.Module, step: Step,
                      objective: Objective, x: torch.Tensor, targets: Targets,
                      generator: torch.Generator) -> FullBatch | MiniBatches:
         o = self.options
         if isinstance(x, dict):
-            return self._typed_runner(ctx, model, stepper, objective, x, targets, generator)
+            return self._typed_runner(ctx, model, step, objective, x, targets, generator)
         adj = Adjacency.from_graph(ctx.graph().graph, weight="weight" if o.edge_weights else None)
         feats = self.model_input(ctx, x)  # dense unless accepts_sparse
-        return self._runner(ctx, model, stepper, objective, adj, feats, targets, generator)
+        return self._runner(ctx, model, step, objective, adj, feats, targets, generator)
 
-    def _runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
+    def _runner(self, ctx: RunContext, model: torch.nn.Module, step: Step,
                 objective: Objective, adj: Adjacency, feats: Any, targets: Targets,
                 generator: torch.Generator) -> FullBatch | MiniBatches:
         o = self.options
@@ -200,7 +208,7 @@ class NodeClassification(SupervisedTask):
         progress = ctx.progress
         self.check_layerwise(ctx, model)
         if ctx.sampler is None:  # data-parallel: each rank's loss covers its share of nodes
-            return FullBatch(model, stepper, objective, adj, feats, targets.labels,
+            return FullBatch(model, step, objective, adj, feats, targets.labels,
                              ctx.world.shard(train_ids),
                              inference_batch_size=self.inference_batch_size(ctx),
                              progress=progress)
@@ -209,14 +217,14 @@ class NodeClassification(SupervisedTask):
             batches = DistMiniBatches
         extra = {"world": ctx.world} if ctx.world.distributed or batches is DistMiniBatches \
             else {}
-        return batches(model, stepper, objective, adj, feats, targets.labels, train_ids, **extra,
+        return batches(model, step, objective, adj, feats, targets.labels, train_ids, **extra,
                        sampler=ctx.sampler, graph=ctx.sampler_graph, generator=generator,
                        use_sampled_features=self.uses_sampled_features(feats),
                        inference_batch_size=self.inference_batch_size(ctx),
                        edge_values=ctx.graph().graph.edata["weight"] if o.edge_weights
                        else None, progress=progress, workers=self.workers(ctx))
 
-    def _typed_runner(self, ctx: RunContext, model: torch.nn.Module, stepper: Stepper,
+    def _typed_runner(self, ctx: RunContext, model: torch.nn.Module, step: Step,
                       objective: Objective, feats: dict[str, torch.Tensor], targets: Targets,
                       generator: torch.Generator) -> Any:
         data = ctx.graph()
@@ -228,20 +236,22 @@ class NodeClassification(SupervisedTask):
         x = typed_node.model_inputs(data, feats)
         target = self._target(ctx)
         if ctx.sampler is None:
-            return typed_node.TypedFullBatch(model, stepper, objective, adj, x, target,
+            return typed_node.TypedFullBatch(model, step, objective, adj, x, target,
                                              targets.labels, targets.splits["train"])
-        return typed_node.TypedMiniBatches(model, stepper, objective, adj, x, target,
+        return typed_node.TypedMiniBatches(model, step, objective, adj, x, target,
                                            targets.labels, targets.splits["train"],
                                            sampler=ctx.sampler, graph=ctx.sampler_graph,
                                            generator=generator, progress=ctx.progress)
 
-    def _scaler(self, ctx: RunContext) -> torch.amp.GradScaler | None:
+    def requested_precision(self, ctx: RunContext) -> str:
+        """``precision``, or ``fp16-mixed`` for ``amp = true`` on CUDA (float32 elsewhere,
+        with one warning)."""
         if not self.options.amp:
-            return None
+            return self.options.precision
         if ctx.device.type != "cuda":
             ctx.info(f"warning: amp = true needs CUDA; training in float32 on {ctx.device}")
-            return None
-        return torch.amp.GradScaler("cuda")
+            return "fp32"
+        return "fp16-mixed"
 
     def _finish(self, ctx: RunContext, model: torch.nn.Module, logits: torch.Tensor,
                 objective: Objective, targets: Targets, best_epoch: int,

@@ -5,7 +5,7 @@ import torch
 import torch.nn.functional as F
 
 from graphflow.train.balance import balanced, balanced_class_weights, balanced_pos_weight
-from graphflow.train.node import Objective
+from graphflow.train.objective import Objective
 
 NAN = float("nan")
 
@@ -32,14 +32,14 @@ def test_the_node_objective_weighs_its_losses():
     logits = torch.randn(6, 3, generator=gen)
     labels = torch.tensor([0, 0, 0, 0, 1, 2])
     w = balanced(labels, 3)
-    got = Objective(3, False, w).loss(logits, labels)
+    got = Objective.for_nodes(3, False, w).loss(logits, labels)
     per_row = F.cross_entropy(logits, labels, reduction="none") * w[labels]
     torch.testing.assert_close(got, per_row.sum() / w[labels].sum())
     multi = (torch.rand(6, 3, generator=gen) > 0.7).float()
     pw = balanced(multi, 3)
-    got = Objective(3, True, pw).loss(logits, multi)
+    got = Objective.for_nodes(3, True, pw).loss(logits, multi)
     p = torch.sigmoid(logits)
     manual = -(pw * multi * p.log() + (1 - multi) * (1 - p).log()).mean()
     torch.testing.assert_close(got, manual)
     # float64 logits take the weights in float64
-    assert Objective(3, False, w).loss(logits.double(), labels).dtype == torch.float64
+    assert Objective.for_nodes(3, False, w).loss(logits.double(), labels).dtype == torch.float64

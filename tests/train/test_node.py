@@ -13,7 +13,9 @@ from graphflow.nn.sage import SAGEConv
 from graphflow.nn.stack import GNNStack
 from graphflow.sampling.sampler import NeighborOptions
 from graphflow.sparse import Adjacency
-from graphflow.train.node import MiniBatches, Objective, Stepper, takes_keyword
+from graphflow.train.node import MiniBatches, takes_keyword
+from graphflow.train.objective import Objective
+from graphflow.train.step import Step
 from graphflow_plugins.samplers.neighbor import NeighborSampler
 
 CPU = torch.device("cpu")
@@ -29,9 +31,9 @@ def runner(model, hide_rows: bool = False) -> MiniBatches:
         iterate = sampler.iterate
         sampler.iterate = lambda graph, seeds, generator=None, *, workers=None: iterate(
             graph, seeds, generator, workers=workers)
-    stepper = Stepper(model, torch.optim.SGD(model.parameters(), lr=0.1), CPU, None)
+    step = Step(model, torch.optim.SGD(model.parameters(), lr=0.1), CPU)
     adj = Adjacency.from_edges(gen.src, gen.dst, 300, 300)
-    return MiniBatches(model, stepper, Objective(3, False), adj, gen.feat, gen.label,
+    return MiniBatches(model, step, Objective.for_nodes(3, False), adj, gen.feat, gen.label,
                        torch.arange(0, 300, 2), sampler=sampler, graph=graph,
                        generator=torch.Generator().manual_seed(0), use_sampled_features=True,
                        inference_batch_size=100, workers=0)

@@ -4,7 +4,11 @@ r"""Pair decoders: a score for the pair ``(u, v)`` from the embeddings ``h_u``, 
 ``dot``        :math:`s = h_u^\top h_v`                                       no weights
 ``mlp``        :math:`s = w_2^\top \mathrm{ReLU}(W_1 (h_u \odot h_v) + b_1) + b_2`  (D, D) + D
 ``bilinear``   :math:`s = h_u^\top W h_v` (``W`` starts at the identity)           (D, D)
+``distmult``   :math:`s = h_u^\top \mathrm{diag}(r) h_v` (``r`` starts at ones)     D
 =============  ==============================================================  ===========
+
+On a typed graph each target relation has its own decoder (DistMult: Yang et al. 2015, the
+R-GCN link predictor's; :mod:`graphflow.linkpred.typed`).
 
 ``forward(hu, hv)``: (P, D), (P, D) -> (P,) raw scores (logits); higher means more likely an
 edge. ``many(hu, hv)``: (C, D), (C, K, D) -> (C, K), each source against its K candidates
@@ -20,7 +24,7 @@ from torch import nn
 
 from graphflow.nn.linear import Linear
 
-DecoderName = Literal["dot", "mlp", "bilinear"]
+DecoderName = Literal["dot", "mlp", "bilinear", "distmult"]
 
 
 class DotDecoder(nn.Module):
@@ -59,6 +63,21 @@ class BilinearDecoder(nn.Module):
 
     def many(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
         return torch.bmm(hv, (hu @ self.weight).unsqueeze(2)).squeeze(2)  # (C, K)
+
+
+class DistMultDecoder(nn.Module):
+    """:math:`s = \\sum_i h_{u,i} r_i h_{v,i}` (DistMult, Yang et al. 2015), ``r`` (D,)
+    initialised to ones (= ``dot``)."""
+
+    def __init__(self, dim: int):
+        super().__init__()
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return (hu * self.weight * hv).sum(-1)  # (P,)
+
+    def many(self, hu: torch.Tensor, hv: torch.Tensor) -> torch.Tensor:
+        return torch.bmm(hv, (hu * self.weight).unsqueeze(2)).squeeze(2)  # (C, K)
 
 
 def decode(decoder: nn.Module, h: torch.Tensor, u: torch.Tensor, v: torch.Tensor) -> torch.Tensor:
@@ -118,7 +137,9 @@ def make_decoder(name: DecoderName, dim: int) -> nn.Module:
         return MLPDecoder(dim)
     if name == "bilinear":
         return BilinearDecoder(dim)
-    raise ValueError(f"unknown decoder {name!r}; choices: dot, mlp, bilinear")
+    if name == "distmult":
+        return DistMultDecoder(dim)
+    raise ValueError(f"unknown decoder {name!r}; choices: dot, mlp, bilinear, distmult")
 
 
 class LinkModel(nn.Module):

@@ -17,6 +17,13 @@ are not an edge of the *full* graph (before the hold-out) in either direction, n
 self-pair, nor drawn twice (:func:`sample_non_edges`: vectorised
 rejection against the sorted edge keys). A split file that lists negatives for a split keeps
 them; a split without negatives gets them drawn.
+
+**Typed graphs** (:func:`typed_random_split`): the split is per target relation
+``(src_type, relation, dst_type)`` (:func:`target_relations`: one, several or all), in ids
+within the types; held-out edges leave their relation and their reverse edges leave the
+reverse relation (:func:`reverse_relations`: ``rev-<relation>`` by name, or pairs the user
+names, as DGL's ``exclude="reverse_types"``); fixed negatives corrupt the tail with nodes of
+the destination type (:func:`~graphflow.linkpred.negatives.corrupt_tails`).
 """
 
 from __future__ import annotations
@@ -29,13 +36,14 @@ import pyarrow.compute as pc
 import torch
 
 from graphflow.compat.dgl import dgl
-from graphflow.errors import DataError
+from graphflow.errors import ConfigError, DataError
 from graphflow.graph import NodeIds
 from graphflow.io.delimited import read_delimited
 from graphflow.io.factorize import factorize
 from graphflow.io.edge_keys import first_occurrences, undirected_keys
 from graphflow.io.parquet import read_parquet
-from graphflow.linkpred.held_out import HeldOutPairs, LinkSplit
+from graphflow.linkpred.held_out import HeldOutPairs, LinkSplit, Relation, TypedLinkSplit
+from graphflow.linkpred.negatives import corrupt_tails
 
 FILE_SPLITS = ("train", "val", "test")
 
@@ -282,3 +290,171 @@ def read_pairs(path: Path, ids: NodeIds, *, what: str = "pairs file") -> torch.T
                               what=what)
     src, dst = _internal_ids(read.table, ids, read.where)
     return torch.stack([src, dst])
+
+
+# -- typed graphs ---------------------------------------------------------------------------
+
+REVERSE_PREFIX = "rev-"
+
+
+def relation_names(graph: dgl.DGLGraph) -> dict[Relation, str]:
+    """Each canonical relation's short name: its relation name when no other canonical
+    relation shares it, else ``src_type:relation:dst_type``."""
+    rels = list(graph.canonical_etypes)
+    counts: dict[str, int] = {}
+    for rel in rels:  # over relations
+        counts[rel[1]] = counts.get(rel[1], 0) + 1
+    return {rel: rel[1] if counts[rel[1]] == 1 else ":".join(rel) for rel in rels}
+
+
+def find_relation(graph: dgl.DGLGraph, name: str, option: str) -> Relation:
+    """The canonical relation ``name`` names: ``src_type:relation:dst_type``, or a relation
+    name that only one canonical relation has.
+
+    :raises ConfigError: naming ``option`` and the graph's relations.
+    """
+    rels = list(graph.canonical_etypes)
+    parts = tuple(name.split(":"))
+    found = [r for r in rels if (r == parts if len(parts) == 3 else r[1] == name)]
+    if len(found) == 1:
+        return found[0]
+    have = ", ".join(":".join(r) for r in rels)
+    if not found:
+        raise ConfigError(f'link_split: {option} "{name}" is not a relation of the graph; '
+                          f"relations: {have}")
+    raise ConfigError(f'link_split: {option} "{name}" names {len(found)} relations '
+                      f"({', '.join(':'.join(r) for r in found)}); give it as "
+                      f'"src_type:relation:dst_type"')
+
+
+def reverse_relations(graph: dgl.DGLGraph,
+                      pairs: dict[str, str] | None) -> dict[Relation, Relation | None]:
+    """Each relation's reverse relation, or None.
+
+    :param pairs: ``{relation: its reverse}`` (names as :func:`find_relation` reads them),
+        both ways; None: by name, ``(s, r, d)`` and ``(d, "rev-" + r, s)`` are each other's
+        reverse (the loaders' ``reverse = true``).
+    :raises ConfigError: for an unknown name, or a pair whose types do not mirror.
+    """
+    rels = list(graph.canonical_etypes)
+    out: dict[Relation, Relation | None] = {r: None for r in rels}
+    if pairs is None:
+        present = set(rels)
+        for s, r, d in rels:  # over relations
+            rev = (d, REVERSE_PREFIX + r, s)
+            if rev in present:
+                out[(s, r, d)], out[rev] = rev, (s, r, d)
+        return out
+    for a, b in pairs.items():  # over the named pairs
+        fwd, rev = find_relation(graph, a, "reverse"), find_relation(graph, b, "reverse")
+        if fwd == rev or (fwd[0], fwd[2]) != (rev[2], rev[0]):
+            raise ConfigError(f'link_split: reverse "{a}" = "{b}": a reverse relation runs '
+                              f"from the other's destination type to its source type "
+                              f"({':'.join(fwd)} vs {':'.join(rev)}); a symmetric relation "
+                              f"within one type needs no reverse (it is held out both ways)")
+        out[fwd], out[rev] = rev, fwd
+    return out
+
+
+def target_relations(graph: dgl.DGLGraph, target: str | list[str],
+                     reverse: dict[Relation, Relation | None],
+                     pairs: dict[str, str] | None = None) -> list[Relation]:
+    """The relations to hold out edges of: one name, a list of names (:func:`find_relation`),
+    or ``"all"``: every relation but the reverse side of each reverse pair (the ``rev-`` one;
+    of the ``pairs`` the user names, the value side), in the graph's order."""
+    if target == "all":
+        backward = {find_relation(graph, b, "reverse") for b in (pairs or {}).values()}
+        out: list[Relation] = []
+        for rel in graph.canonical_etypes:  # over relations
+            rev = reverse.get(rel)
+            if rel in backward or (pairs is None and rev is not None
+                                   and rel[1].startswith(REVERSE_PREFIX)
+                                   and not rev[1].startswith(REVERSE_PREFIX)):
+                continue  # the forward relation is the target
+            out.append(rel)
+        return out
+    names = [target] if isinstance(target, str) else list(target)
+    if not names:
+        raise ConfigError('link_split: target = []: name one or more relations, or "all"')
+    out = []
+    for name in names:  # over the named relations
+        rel = find_relation(graph, name, "target")
+        if rel not in out:
+            out.append(rel)
+    return out
+
+
+def _relation_keys(src: torch.Tensor, dst: torch.Tensor, num_dst: int,
+                   undirected: bool) -> torch.Tensor:
+    return pair_keys(src, dst, num_dst, undirected)
+
+
+def typed_random_split(graph: dgl.DGLGraph, *, targets: list[Relation],
+                       reverse: dict[Relation, Relation | None], val: int | float,
+                       test: int | float, negatives: int, generator: torch.Generator,
+                       source: str = "random") -> tuple[dgl.DGLGraph, TypedLinkSplit]:
+    """Hold out ``val`` and ``test`` edges of each target relation of a typed graph.
+
+    Per relation ``(s, r, d)``, the candidates are its distinct pairs (self-pairs excluded
+    within one type); a relation within one type whose edges all have their reverse is split
+    as undirected pairs (both directions leave together). Fractions are of each relation's
+    candidates. The held-out edges leave the relation, and their reverse edges ``(v, u)``
+    leave ``reverse[rel]``. Each held-out positive ``(u, v)`` gets ``negatives`` fixed
+    negatives ``(u, w)``, ``w`` uniform among the nodes of type ``d`` such that ``(u, w)`` is
+    no edge of the full relation (nor a self-pair within one type).
+
+    :returns: the message-passing graph (edge and node data of what remains unchanged) and
+        the split (pairs in ids within their types).
+    :raises DataError: naming the relation when it has too few edges to hold out, when no
+        training edge of it would remain, or when no negative can be drawn.
+    """
+    drop: dict[Relation, torch.Tensor] = {}
+    rels: dict[Relation, LinkSplit] = {}
+    for rel in targets:  # over target relations
+        s, _, d = rel
+        name = ":".join(rel)
+        n_d = graph.num_nodes(d)
+        src, dst = graph.edges(etype=rel)
+        undirected = s == d and is_symmetric(src, dst, n_d)
+        keys = _relation_keys(src, dst, n_d, undirected)  # (E_r,)
+        edges = torch.unique(keys)  # (U,) sorted: every pair of the full relation
+        cand = edges[edges // n_d != edges % n_d] if s == d else edges  # (C,) no self-pairs
+        nv, nt = count_of(val, cand.numel()), count_of(test, cand.numel())
+        if nv + nt >= cand.numel():
+            raise DataError(f"link_split: relation {name}: val ({nv}) + test ({nt}) edges "
+                            f"leave no training edges of it ({cand.numel()} distinct "
+                            f"{'undirected pairs' if undirected else 'edges'}); hold out "
+                            f"fewer, or leave it out of target")
+        order = torch.randperm(cand.numel(), generator=generator)
+        held = [cand[order[:nv]], cand[order[nv:nv + nt]]]  # keys of val, test
+        pos = [torch.stack([k // n_d, k % n_d]) for k in held]  # (2, P) each
+        every = torch.cat(held)
+        _mark(drop, rel, torch.isin(keys, every))
+        rev = reverse.get(rel)
+        if rev is not None:
+            rs, rd = graph.edges(etype=rev)  # (v, u) edges: v of type d, u of type s
+            _mark(drop, rev, torch.isin(_relation_keys(rd, rs, n_d, undirected), every))
+        neg = []
+        for p in pos:  # val, test
+            try:
+                tails = corrupt_tails(p[0], n_d, negatives, generator, forbidden=edges,
+                                      undirected=undirected, no_self=s == d)
+            except ValueError as exc:
+                raise DataError(f"link_split: relation {name}: cannot draw negatives: "
+                                f"{exc}") from None
+            neg.append(torch.stack([p[0].repeat_interleave(negatives), tails]))
+        rels[rel] = LinkSplit(val=HeldOutPairs(pos[0], neg[0]),
+                              test=HeldOutPairs(pos[1], neg[1]), undirected=undirected,
+                              source=source)
+    out = graph
+    for rel, mask in drop.items():  # over relations losing edges
+        if bool(mask.all()) and mask.numel():
+            raise DataError(f"link_split: every edge of relation {':'.join(rel)} is held out, "
+                            f"which leaves the training graph without it; hold out fewer")
+        out = dgl.remove_edges(out, mask.nonzero().squeeze(1), etype=rel)
+    return out, TypedLinkSplit(rels=rels, reverse={r: reverse.get(r) for r in rels},
+                               names=relation_names(graph), source=source)
+
+
+def _mark(drop: dict[Relation, torch.Tensor], rel: Relation, mask: torch.Tensor) -> None:
+    drop[rel] = mask if rel not in drop else drop[rel] | mask

@@ -8,11 +8,12 @@ and any later stage read the same pairs.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import torch
 
 SPLITS = ("val", "test")
+Relation = tuple[str, str, str]
 
 
 @dataclass
@@ -59,6 +60,40 @@ class LinkSplit:
         return torch.cat([self.val.pos, self.test.pos], dim=1)
 
 
+@dataclass
+class TypedLinkSplit:
+    """A link prediction split of a typed graph: one :class:`LinkSplit` per target relation.
+
+    Each relation's pairs are ``(src, dst)`` ids *within* the relation's source and destination
+    node types; its negatives corrupt the tail (a destination of the relation's destination
+    type). ``reverse[rel]`` is the relation whose edges ``(v, u)`` left the message-passing
+    graph with each held-out ``(u, v)`` of ``rel`` (None: no reverse relation).
+
+    :ivar rels: canonical relation ``(src_type, relation, dst_type)`` -> its split.
+    :ivar reverse: canonical relation -> its reverse relation, or None.
+    :ivar names: canonical relation -> the short name used in metric names and exports: the
+        relation name when no other canonical relation shares it, else ``src:rel:dst``.
+    """
+
+    rels: dict[Relation, LinkSplit]
+    reverse: dict[Relation, Relation | None]
+    names: dict[Relation, str] = field(default_factory=dict)
+    source: str = "random"
+
+    undirected = False  # read by code written for LinkSplit: pairs are per relation
+
+    @property
+    def relations(self) -> list[Relation]:
+        return list(self.rels)
+
+    def name(self, rel: Relation) -> str:
+        return self.names.get(rel) or ":".join(rel)
+
+    def count(self, split: str) -> int:
+        """Held-out positives of ``split`` over every relation."""
+        return sum(s.get(split).num_pos for s in self.rels.values())
+
+
 LINK_SPLITS = ("val", "test", "candidates")
 """The ``split`` names of the ``links`` artifact's rows (``candidates``: ``score_pairs``)."""
 
@@ -71,12 +106,19 @@ class ScoredLinks:
     :ivar split: int8 (M,) index into :data:`LINK_SPLITS`.
     :ivar label: float32 (M,) 1 (edge), 0 (non-edge) or NaN (unknown: a candidate).
     :ivar score: float32 (M,) the decoder's raw score (higher: more likely an edge).
+    :ivar relation: on a typed graph, int64 (M,) index into ``relations``; the pair's ids are
+        then within the relation's source / destination types. None on a homogeneous graph.
+    :ivar relations: the canonical relations ``relation`` indexes, and ``names`` their short
+        names (:class:`TypedLinkSplit`).
     """
 
     pairs: torch.Tensor
     split: torch.Tensor
     label: torch.Tensor
     score: torch.Tensor
+    relation: torch.Tensor | None = None
+    relations: list[Relation] | None = None
+    names: list[str] | None = None
 
     @property
     def num_pairs(self) -> int:

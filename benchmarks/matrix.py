@@ -1,8 +1,9 @@
 """The headline benchmarks under emulated CPUs and thread counts: one table, graphflow vs DGL.
 
 Each *row* is an environment: the instruction sets the libraries may use (``native``, or
-``avx2``: ``ONEDNN_MAX_CPU_ISA=AVX2`` and ``ATEN_CPU_CAPABILITY=avx2``, as on a CPU without
-AVX-512) and a thread count (``--threads`` of each benchmark: torch's and DGL's). Each
+``avx2``: ``ONEDNN_MAX_CPU_ISA=AVX2``, ``ATEN_CPU_CAPABILITY=avx2`` and
+``MKL_ENABLE_INSTRUCTIONS=AVX2``, as on a CPU without AVX-512: every library on the path, MKL's
+products included) and a thread count (``--threads`` of each benchmark: torch's and DGL's). Each
 *column* is a benchmark, run in its own subprocess with the row's environment, in a quick
 but whole-epoch size:
 
@@ -29,7 +30,9 @@ own environment (the ISA caps and the usable cores are part of the cache's signa
 thread count is its core budget; ``graphflow.runtime.calibrate``), so every row runs with the choices
 graphflow would measure on such a CPU. A cell shows the ratio (> 1:
 graphflow faster) and the two times; the choices each row ran with are listed under the
-table. The output ends with the markdown table and one JSON line with every figure.
+table. Each row starts with ``benchmarks/isa_probe.py`` in its environment: the instruction
+set MKL and oneDNN say they run and a (4096, 1024) x (1024, 256) product's median ms through
+each (the ``products`` column), which shows that the row's caps took effect. The output ends with the markdown table and one JSON line with every figure.
 
     flock /tmp/graphflow-bench.lock python benchmarks/matrix.py            # the whole table
     python benchmarks/matrix.py --rows avx2-2,avx2-1 --columns sampling    # a part of it
@@ -44,6 +47,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -52,7 +56,13 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-AVX2 = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2"}
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import records  # noqa: E402
+
+AVX2 = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
 ROWS: dict[str, tuple[dict[str, str], int]] = {
     "native-2": ({}, 2),
     "avx2-2": (AVX2, 2),
@@ -115,6 +125,43 @@ def run_cell(column: str, row: str, timeout: float, partial: int = 0) -> dict[st
     return figures
 
 
+def probe(row: str, timeout: float) -> dict[str, Any]:
+    """``benchmarks/isa_probe.py`` in the row's environment, pinned as the row's cells are."""
+    caps, threads = ROWS[row]
+    env = {k: v for k, v in os.environ.items() if k not in AVX2}
+    env.update(caps)
+    env["OMP_NUM_THREADS"] = str(threads)
+    cpus = sorted(os.sched_getaffinity(0))[:threads] if hasattr(os, "sched_getaffinity") else []
+    try:
+        done = subprocess.run([sys.executable, "benchmarks/isa_probe.py", "--threads",
+                               str(threads)], cwd=REPO, env=env, capture_output=True,
+                              text=True, timeout=timeout,
+                              preexec_fn=(lambda: os.sched_setaffinity(0, cpus)) if cpus
+                              else None)
+    except subprocess.TimeoutExpired:
+        return {"error": f"timed out after {timeout:.0f} s"}
+    lines = [line for line in done.stdout.splitlines() if line.startswith("{")]
+    if done.returncode != 0 or not lines:
+        return {"error": f"exit {done.returncode}"}
+    return json.loads(lines[-1])
+
+
+def products_cell(f: dict[str, Any]) -> str:
+    """MKL's and oneDNN's product ms and the ISA each says it runs."""
+    if "error" in f:
+        return f"({f['error']})"
+    isa, ms = f["isa"], f["product_ms"]
+
+    def short(text: str | None) -> str:
+        if not text:
+            return "?"
+        found = re.search(r"AVX[- ]?512|AVX2|AVX 10\.\d|AMX", text)
+        return found.group(0).replace(" ", "") if found else text
+
+    return (f"MKL {ms['mkl']:.1f} ms ({short(isa['mkl'])}), oneDNN {ms['onednn']:.1f} ms "
+            f"({short(isa['onednn'])}), ATen {isa['aten']}")
+
+
 def headline(column: str, f: dict[str, Any]) -> tuple[str, list[float]]:
     """The cell's text and its ratios (graphflow's advantage; > 1 is faster)."""
     if "error" in f:
@@ -171,7 +218,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--partial", type=int, default=0, metavar="K",
                    help="sampled training and link prediction: the first K batches only (a "
                         "quick, partial check; default 0: whole epochs)")
+    p.add_argument("--record", action="store_true",
+                   help="save the table's figures with the machine, commit and command under "
+                        "benchmarks/results/matrix/ (benchmarks/records.py)")
     a = p.parse_args(argv)
+    load_before = records.load()
     rows = [r.strip() for r in a.rows.split(",") if r.strip()]
     columns = [c.strip() for c in a.columns.split(",") if c.strip()]
     for name, known in (("row", ROWS), ("column", COLUMNS)):
@@ -179,7 +230,10 @@ def main(argv: list[str] | None = None) -> int:
         if bad:
             p.error(f"unknown {name} {bad[0]!r}; choose from {', '.join(known)}")
     results: dict[str, dict[str, Any]] = {r: {} for r in rows}
+    probes: dict[str, dict[str, Any]] = {}
     for row in rows:
+        probes[row] = probe(row, min(a.timeout, 300))
+        print(f"[{row}] products: {products_cell(probes[row])}", flush=True)
         for column in columns:
             results[row][column] = run_cell(column, row, a.timeout, a.partial)
             print(f"    -> {headline(column, results[row][column])[0]}", flush=True)
@@ -187,13 +241,14 @@ def main(argv: list[str] | None = None) -> int:
     cpu = (first.get("machine") or {}).get("cpu", {})
     print(f"\nCPU: {cpu.get('model_name')} (family {cpu.get('family')} model "
           f"{cpu.get('model')}), {cpu.get('cores')} cores; {' '.join(cpu.get('isa', []))}")
-    print("\n| row | caps | threads | " + " | ".join(columns) + " |")
-    print("| --- | --- | --- | " + " | ".join("---" for _ in columns) + " |")
+    print("\n| row | caps | threads | products | " + " | ".join(columns) + " |")
+    print("| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |")
     for row in rows:
         caps, threads = ROWS[row]
         cells = [headline(c, results[row][c])[0] for c in columns]
         caps_text = ", ".join(f"{k}={v}" for k, v in caps.items()) or "none"
-        print(f"| {row} | {caps_text} | {threads} | " + " | ".join(cells) + " |")
+        print(f"| {row} | {caps_text} | {threads} | {products_cell(probes[row])} | "
+              + " | ".join(cells) + " |")
     print("\nMeasured choices per row (graphflow.runtime.calibrate):")
     for row in rows:
         line = next((choices_line(f) for f in results[row].values() if choices_line(f)), "")
@@ -205,9 +260,15 @@ def main(argv: list[str] | None = None) -> int:
     for r in rows:  # the machine once per row (the cells of a row share it)
         for f in results[r].values():
             f.pop("machine", None)
-    print(json.dumps({"benchmark": "matrix", "partial": a.partial,
-                      "rows": {r: list(ROWS[r]) for r in rows}, "machines": machines,
-                      "results": results, "below_1.5x": below}))
+    out = {"benchmark": "matrix", "partial": a.partial,
+           "rows": {r: list(ROWS[r]) for r in rows}, "machines": machines,
+           "products": probes, "results": results, "below_1.5x": below}
+    if a.record:
+        first_machine = next((m for m in machines.values() if m), None)
+        records.write("matrix", {**out, "machine": first_machine} if first_machine else out,
+                      load_before=load_before, argv=[str(Path(__file__)), *(argv or
+                                                                          sys.argv[1:])])
+    print(json.dumps(out))
     return 0
 
 

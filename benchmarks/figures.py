@@ -1,0 +1,164 @@
+"""The figure tables of the README and docs, generated from the records of benchmark runs.
+
+A page holds a generated table between two markers naming the benchmark whose records it
+shows::
+
+    <!-- figures: graph_classification -->
+    | CPU | command | ... |
+    <!-- /figures -->
+
+``python benchmarks/figures.py`` rewrites every such block from ``benchmarks/results/``
+(:mod:`benchmarks.records`); ``--check`` changes nothing and exits 1 when a block differs from
+what its records give, or names a benchmark without records (``tests/benchmarks/test_figures.py``
+runs it). A figure never needs typing by hand: run the benchmark with ``--record``, then this.
+
+Each table shows every record of its benchmark, newest first: the CPU (model name, family /
+model, AVX-512 or AVX2 only, the caps in effect), the command, the commit, the load average
+before the run, and the figures as medians with their least and largest repetition.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+from benchmarks import records  # noqa: E402
+
+PAGES = ("README.md", "docs")
+"""Where blocks are looked for: the README and every page under docs/."""
+BLOCK = re.compile(r"(<!-- figures: (?P<name>[a-z0-9_]+) -->\n)(?P<body>.*?)(<!-- /figures -->)",
+                   re.S)
+
+
+def cpu_text(machine: dict[str, Any]) -> str:
+    cpu = machine.get("cpu", {})
+    isa = cpu.get("isa", [])
+    width = "AVX-512" if any(f.startswith("avx512") for f in isa) else "AVX2" \
+        if "avx2" in isa else "no AVX2"
+    bf16 = ", BF16" if any("bf16" in f for f in isa) else ""
+    amx = ", AMX" if any(f.startswith("amx") for f in isa) else ""
+    caps = machine.get("caps", {})
+    capped = [f"{k}={caps[k]}" for k in ("ONEDNN_MAX_CPU_ISA", "ATEN_CPU_CAPABILITY",
+                                         "MKL_ENABLE_INSTRUCTIONS") if k in caps]
+    text = (f"{cpu.get('model_name', '?')} (family {cpu.get('family', '?')} model "
+            f"{cpu.get('model', '?')}), {cpu.get('cores', '?')} cores, {width}{bf16}{amx}")
+    return text + (f"; caps {' '.join(capped)}" if capped else "")
+
+
+def span(s: dict[str, float], unit: str = "", digits: int = 2) -> str:
+    """``median (min-max)`` of a :func:`benchmarks.records.spread`."""
+    f = f"{{:.{digits}f}}"
+    return (f"{f.format(s['median'])}{unit} ({f.format(s['min'])}-{f.format(s['max'])}, "
+            f"n={s['n']})")
+
+
+def provenance(r: dict[str, Any]) -> str:
+    commit = (r.get("commit") or "?")[:7] + ("+changes" if r.get("dirty") else "")
+    return f"`{r['command']}` at {commit}, load {r.get('load_before')}"
+
+
+def graph_classification(recs: list[dict[str, Any]]) -> str:
+    lines = ["| CPU | run | threads, batch | graphflow epoch s | DGL epoch s | DGL / graphflow "
+             "| MUTAG GIN protocol (graphflow / DGL) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        res = r["result"]
+        sp = res["epoch_s_spread"]
+        mutag = res.get("mutag")
+        quality = (f"{mutag['graphflow']['gin_acc']:.3f} ± {mutag['graphflow']['std']:.3f} / "
+                   f"{mutag['dgl']['gin_acc']:.3f} ± {mutag['dgl']['std']:.3f}"
+                   if mutag else "not run")
+        lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | {res['threads']}, "
+                     f"{res['batch_size']} | {span(sp['graphflow'], ' s', 1)} | "
+                     f"{span(sp['dgl'], ' s', 1)} | {span(res['ratio_spread'], 'x')} | "
+                     f"{quality} |")
+    return "\n".join(lines)
+
+
+def matrix(recs: list[dict[str, Any]]) -> str:
+    from benchmarks.matrix import headline, products_cell
+
+    out = []
+    for r in reversed(recs):
+        res = r["result"]
+        columns = sorted({c for row in res["results"].values() for c in row})
+        out += [f"{cpu_text(r['machine'])}; {provenance(r)}", "",
+                "| row | caps | threads | products | " + " | ".join(columns) + " |",
+                "| --- | --- | --- | --- | " + " | ".join("---" for _ in columns) + " |"]
+        for row, (caps, threads) in res["rows"].items():
+            capped = ", ".join(f"{k}={v}" for k, v in caps.items()) or "none"
+            probe = res.get("products", {}).get(row, {"error": "not probed"})
+            cells = [headline(c, res["results"][row][c])[0] if c in res["results"][row]
+                     else "" for c in columns]
+            out.append(f"| {row} | {capped} | {threads} | {products_cell(probe)} | "
+                       + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out).rstrip()
+
+
+RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
+    "graph_classification": graph_classification,
+    "matrix": matrix,
+}
+"""Benchmark name -> its table from its records."""
+
+
+def pages(root: Path = REPO) -> list[Path]:
+    found = []
+    for entry in PAGES:
+        path = root / entry
+        found += sorted(path.rglob("*.md")) if path.is_dir() else [path] if path.exists() \
+            else []
+    return found
+
+
+def render(name: str, folder: Path | None = None) -> str:
+    if name not in RENDER:
+        raise KeyError(f"no table for benchmark {name!r}; known: {', '.join(RENDER)}")
+    recs = records.read(name, folder)
+    if not recs:
+        raise LookupError(f"no records of {name} under benchmarks/results/{name}/: run it "
+                          f"with --record")
+    return RENDER[name](recs)
+
+
+def regenerate(text: str, folder: Path | None = None) -> str:
+    return BLOCK.sub(lambda m: m.group(1) + render(m.group("name"), folder) + "\n"
+                     + m.group(4), text)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--check", action="store_true",
+                   help="change nothing; exit 1 when a block differs from its records")
+    a = p.parse_args(argv)
+    stale = []
+    for page in pages():
+        text = page.read_text(encoding="utf-8")
+        if "<!-- figures:" not in text:
+            continue
+        try:
+            new = regenerate(text)
+        except (KeyError, LookupError) as exc:
+            print(f"{page.relative_to(REPO)}: {exc.args[0]}", file=sys.stderr)
+            return 1
+        if new != text:
+            stale.append(page)
+            if not a.check:
+                page.write_text(new, encoding="utf-8")
+    for page in stale:
+        print(f"{page.relative_to(REPO)}: "
+              f"{'differs from its records' if a.check else 'regenerated'}", file=sys.stderr)
+    return 1 if a.check and stale else 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

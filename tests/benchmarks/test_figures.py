@@ -1,0 +1,50 @@
+"""benchmarks/figures.py: the figure tables in the README and docs are generated from the
+benchmark records, and a table that differs from its records fails."""
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks import figures, records  # noqa: E402
+
+
+def test_every_figure_block_in_the_docs_equals_its_records():
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "figures.py"), "--check"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr
+
+
+def _gin_record(folder: Path) -> None:
+    times = {"graphflow": [10.0, 12.0, 11.0], "dgl": [20.0, 21.0, 23.0]}
+    result = {"threads": 2, "batch_size": 32, "epoch_s_all": times,
+              "epoch_s_spread": {k: records.spread(v) for k, v in times.items()},
+              "ratio_spread": records.ratio_spread(times["dgl"], times["graphflow"]),
+              "ratio": 21.0 / 11.0}
+    records.write("graph_classification", result, load_before=0.1, folder=folder,
+                  argv=[str(ROOT / "benchmarks" / "graph_classification.py")])
+
+
+def test_a_block_is_regenerated_from_the_records_and_stale_text_is_replaced(tmp_path):
+    _gin_record(tmp_path)
+    page = ("intro\n<!-- figures: graph_classification -->\n| typed by hand | 9.99x |\n"
+            "<!-- /figures -->\nafter\n")
+    new = figures.regenerate(page, tmp_path)
+    assert "9.99x" not in new and new.startswith("intro\n") and new.endswith("after\n")
+    assert "11.0 s (10.0-12.0, n=3)" in new and "21.0 s (20.0-23.0, n=3)" in new
+    assert "1.91x (1.75-2.09, n=3)" in new  # the medians' ratio, and the pairs' range
+    assert "`python benchmarks/graph_classification.py`" in new
+    assert figures.regenerate(new, tmp_path) == new  # stable
+
+
+def test_a_block_without_records_or_renderer_is_an_error(tmp_path):
+    with pytest.raises(LookupError, match="no records of graph_classification"):
+        figures.regenerate("<!-- figures: graph_classification -->\nx\n<!-- /figures -->",
+                           tmp_path)
+    with pytest.raises(KeyError, match="no table for benchmark 'nope'"):
+        figures.regenerate("<!-- figures: nope -->\nx\n<!-- /figures -->", tmp_path)

@@ -271,6 +271,10 @@ def validate_config(raw: dict[str, Any], registry: Registry, *, source: Path) ->
         section = f"train.{i}" if isinstance(train_raw, list) else "train"
         train.append(_train(table, section, registry, src, base, sample, model))
     model, train = _shared_model(model, train)
+    for i, spec in enumerate(train):  # a stage that depends on the ones before it checks them
+        check = getattr(spec.task.info.cls, "check_stages", None)
+        if callable(check):
+            check(spec, train[:i], src)
     return PipelineConfig(
         source=source, settings=settings, load=one(raw["load"], "load", "loader"),
         transforms=many("transform", "transform"), sample=sample, model=model,

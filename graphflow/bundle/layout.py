@@ -1,7 +1,10 @@
 """Where a bundle lives in a run folder, and its file names.
 
 ``OUT_DIR/model/`` for the single ``[train]`` stage, ``OUT_DIR/model-<section>/`` for each
-``[[train]]`` entry (``model-train.1/``), next to ``checkpoint.pt``:
+``[[train]]`` entry (``model-train.1/``), next to ``checkpoint.pt``. Every stage that
+produces a model writes one (a ``sparsify`` stage: the pruned model); ``graphflow predict``
+and ``graphflow serve`` take the last stage's unless ``--stage`` names another
+(:func:`find_bundle`):
 
 ================================  =========================================================
 ``bundle.json``                   format, kind, config, inputs, fitted transform state,
@@ -18,6 +21,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from graphflow.errors import DataError
@@ -36,8 +40,13 @@ def bundle_dir(out_dir: Path, section: str) -> Path:
 
 
 def find_bundle(path: Path, stage: str | None = None) -> Path:
-    """The bundle folder that ``path`` names: a bundle folder itself, or a run folder with
-    one bundle (or ``stage``'s, when it has several).
+    """The bundle folder that ``path`` names: a bundle folder itself, or in a run folder
+    ``stage``'s bundle, by default the last stage's (a ``sparsify`` stage after ``train.0``:
+    the pruned model).
+
+    The last stage is the last bundle the run's ``run.json`` lists among its outputs (the
+    order the stages wrote them); without a readable ``run.json``, the last in pipeline
+    order (``train.0``, ``train.1``, ...).
 
     :raises DataError: no bundle there (one line, with the fix).
     """
@@ -55,22 +64,47 @@ def find_bundle(path: Path, stage: str | None = None) -> Path:
                         f"{BUNDLE_JSON} is missing); stages with one: "
                         f"{', '.join(_stages(path)) or 'none'}")
     stages = _stages(path)
-    if len(stages) == 1:
-        return bundle_dir(path, stages[0])
     if not stages:
         raise DataError(f"{path}: no model bundle (model/{BUNDLE_JSON}); train with "
                         f"graphflow run first, with a task that trains a [model] "
                         f"(node_classification, link_prediction, graph_classification...)")
-    raise DataError(f"{path}: {len(stages)} model bundles ({', '.join(stages)}); choose one "
-                    f"with --stage")
+    return bundle_dir(path, last_stage(path, stages))
+
+
+def stages(path: Path) -> list[str]:
+    """The stages with a bundle in run folder ``path``, in pipeline order."""
+    return _stages(path)
+
+
+def last_stage(path: Path, found: list[str] | None = None) -> str:
+    """The stage whose bundle ``predict`` and ``serve`` use by default (see
+    :func:`find_bundle`); ``found``: :func:`stages` of ``path``."""
+    found = _stages(path) if found is None else found
+    written = []
+    try:
+        record = json.loads((path / "run.json").read_text(encoding="utf-8"))
+        for out in record.get("outputs") or []:
+            if out.get("what") == "model bundle":
+                written.append(_section_of(Path(str(out.get("path", ""))).name))
+    except (OSError, ValueError, AttributeError, TypeError):
+        pass
+    written = [s for s in written if s in found]
+    return written[-1] if written else found[-1]
+
+
+def _section_of(folder: str) -> str:
+    return "train" if folder == "model" else folder[len("model-"):]
+
+
+def _order(section: str) -> tuple[int, str]:
+    _, _, number = section.partition(".")
+    return (int(number), section) if number.isdigit() else (-1, section)
 
 
 def _stages(path: Path) -> list[str]:
     found = []
-    for child in sorted(path.iterdir()) if path.is_dir() else []:
-        if (child / BUNDLE_JSON).is_file():
-            if child.name == "model":
-                found.append("train")
-            elif child.name.startswith("model-"):
-                found.append(child.name[len("model-"):])
-    return found
+    for child in path.iterdir() if path.is_dir() else []:
+        if (child / BUNDLE_JSON).is_file() and (child.name == "model"
+                                                or child.name.startswith("model-")):
+            found.append(_section_of(child.name))
+    return sorted(found, key=_order)

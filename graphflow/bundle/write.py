@@ -52,12 +52,16 @@ def bundle_kind(model: torch.nn.Module, info: dict[str, Any]) -> str:
     return "node"
 
 
-def write_bundle(ctx: RunContext, task: Any, in_dim: int | dict[str, int]) -> Path | None:
+def write_bundle(ctx: RunContext, task: Any, in_dim: int | dict[str, int], *,
+                 source: str | None = None) -> Path | None:
     """Write the bundle of the stage that just trained (rank 0 only); return its folder.
 
     :param task: the training task (its name and options are recorded).
     :param in_dim: the width of the model's input features; for a model of a typed graph,
         the width of each featured node type (:mod:`graphflow.bundle.typed`).
+    :param source: the section of the stage whose ``[train]`` and ``[model]`` tables built
+        the model, when another stage changed it (``sparsify`` writes its own bundle, of the
+        model ``source`` trained); default: this stage.
     """
     model = ctx.artifacts.model
     if model is None or not ctx.world.is_main:
@@ -66,7 +70,8 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int | dict[str, int]) -> Pa
     data = ctx.graph()
     kind = bundle_kind(model, info)
     config = ctx.config.resolved()
-    stage = next((t for t in ctx.config.train if t.task.section == ctx.section), None)
+    built_by = source or ctx.section
+    stage = next((t for t in ctx.config.train if t.task.section == built_by), None)
     model_spec = stage.model.resolved() if stage is not None and stage.model is not None \
         else ({"type": ctx.model.name} if ctx.model is not None else None)
     options = getattr(task, "options", None)

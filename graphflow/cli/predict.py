@@ -38,8 +38,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                         "(column id) / .txt of original graph ids")
     p.add_argument("--pairs", type=Path, metavar="FILE",
                    help="link models: Parquet or CSV of src, dst original ids to score")
-    p.add_argument("--stage", help='the training stage\'s bundle, e.g. "train.1", when the '
-                                   "run trained several")
+    p.add_argument("--stage", metavar="SECTION",
+                   help='the bundle of this stage, e.g. "train.0" (default: the last stage '
+                        "that produced a model, e.g. a sparsify stage's pruned model)")
     p.add_argument("--batch-size", type=int, metavar="N",
                    help="nodes per batch of layer-wise inference (default: as in training)")
     p.add_argument("--set", dest="overrides", action="append", default=[],
@@ -94,7 +95,8 @@ def cmd_predict(args: argparse.Namespace) -> int:
     from graphflow.runner import run_pipeline
     from graphflow.runtime.signals import handle_signals
 
-    kind = read_meta(find_bundle(args.run_dir, args.stage))["kind"]
+    folder = find_bundle(args.run_dir, args.stage)  # default: the last stage's
+    kind = read_meta(folder)["kind"]
     if args.pairs is not None and kind != "link":
         from graphflow.errors import ConfigError
 
@@ -105,7 +107,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
     with handle_signals():
         result = run_pipeline(config, host, quiet=args.quiet)
     rec = result.record
-    print(f"graphflow: predicted with {args.run_dir} in {rec['seconds']:.1f}s")
+    print(f"graphflow: predicted with {folder} in {rec['seconds']:.1f}s")
     if rec["metrics"]:
         print("  " + "  ".join(f"{k}={v:.4g}" for k, v in rec["metrics"].items()))
     print("  wrote:")

@@ -20,7 +20,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     p.add_argument("--data", type=Path, metavar="PIPELINE",
                    help="the served graph: a pipeline TOML's [load] and [[transform]] "
                         "(default: the training run's own data sections)")
-    p.add_argument("--stage", help='the training stage\'s bundle, e.g. "train.1"')
+    p.add_argument("--stage", metavar="SECTION",
+                   help='the bundle of this stage, e.g. "train.0" (default: the last stage '
+                        "that produced a model, e.g. a sparsify stage's pruned model)")
     p.add_argument("--batch-size", type=int, metavar="N",
                    help="nodes per batch of the start-up inference (default: as in training)")
     p.add_argument("--max-bytes", type=int, default=None, metavar="N",

@@ -24,6 +24,7 @@ Evaluation protocols:
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -190,10 +191,37 @@ class GraphTask(SupervisedTask):
         self.resolve_mode_defaults(sampled=ctx.sampler is not None)
         self.require_model(ctx)
         inputs = self._inputs(ctx, section)
-        g = inputs.graphs.num_graphs
         if o.folds or o.fold_file is not None:
             self._cross_validate(ctx, inputs, section)
             return
+        fold = self._split(ctx, inputs)
+        self._results(ctx, inputs, fold, self._train_fold(ctx, inputs, fold, fold_no=None))
+        self.save_bundle(ctx)
+
+    def fit(self, ctx: RunContext, model: torch.nn.Module, *, epochs: int | None = None,
+            lr: float | None = None) -> dict[str, float]:
+        """Train the trained :class:`GraphModel` ``model`` further on the single split
+        (``epochs`` and ``lr`` override the options; ``epochs = 0`` only evaluates), as
+        :meth:`run` trains a fresh one: the ``sparsify`` task fine-tunes through this. Logs
+        the figures, sets the artifacts and returns the figures."""
+        self.resolve_mode_defaults(sampled=ctx.sampler is not None)
+        inputs = self._inputs(ctx, ctx.section)
+        fold = self._split(ctx, inputs)
+        return self._results(ctx, inputs, fold, self._train_fold(
+            ctx, inputs, fold, fold_no=None, model=model, epochs=epochs, lr=lr))
+
+    def inference(self, ctx: RunContext, model: torch.nn.Module
+                  ) -> Callable[[], torch.Tensor]:
+        """A function computing ``model``'s (G, C) scores of every graph on ``ctx.device``
+        (eval mode), the inputs prepared once: what the ``sparsify`` task times."""
+        inputs = self._inputs(ctx, ctx.section)
+        ids = torch.arange(inputs.graphs.num_graphs, device=ctx.device)
+        return lambda: self._predict(ctx, model, inputs, ids)[0]
+
+    def _split(self, ctx: RunContext, inputs: Inputs) -> Fold:
+        """The single split: the collection's graph masks, or ``split`` drawn from the seed."""
+        o = self.options
+        g = inputs.graphs.num_graphs
         masks = inputs.graphs.masks or stratified_parts(
             _strata_labels(inputs), g, train=o.split[0], val=o.split[1], test=o.split[2],
             seed=ctx.seed)
@@ -201,7 +229,13 @@ class GraphTask(SupervisedTask):
                       else torch.zeros(0, dtype=torch.int64) for p in ("train", "val", "test")))
         if fold.train.numel() == 0:
             raise DataError("the graph split selects no training graph; check split")
-        result = self._train_fold(ctx, inputs, fold, fold_no=None)
+        return fold
+
+    def _results(self, ctx: RunContext, inputs: Inputs, fold: Fold,
+                 result: dict[str, Any]) -> dict[str, float]:
+        """Score every graph with the trained model, log the split's figures, set the
+        artifacts; return the figures."""
+        g = inputs.graphs.num_graphs
         model = result["model"]
         scores, emb = self._predict(ctx, model, inputs, torch.arange(g, device=ctx.device))
         figures: dict[str, float] = {}
@@ -211,10 +245,10 @@ class GraphTask(SupervisedTask):
                 rep = inputs.objective.report(scores[ids], inputs.labels[ids])
                 figures.update({f"{part}_{k}": v for k, v in rep.items()})
         main = inputs.objective.score_name
-        self.log_results(ctx, figures, result["best_epoch"],
-                         shown=[f"{p}_{main}" for p in ("train", "val", "test")])
-        self._set_artifacts(ctx, inputs, model, scores, emb, section)
-        self.save_bundle(ctx)
+        figures = self.log_results(ctx, figures, result["best_epoch"],
+                                   shown=[f"{p}_{main}" for p in ("train", "val", "test")])
+        self._set_artifacts(ctx, inputs, model, scores, emb, ctx.section)
+        return figures
 
     # ------------------------------------------------------------------ cross-validation
     def _cross_validate(self, ctx: RunContext, inputs: Inputs, section: str) -> None:
@@ -276,8 +310,8 @@ class GraphTask(SupervisedTask):
             self.save_bundle(ctx)  # the last fold's model
 
     # ------------------------------------------------------------------ one training run
-    def _train_fold(self, ctx: RunContext, inputs: Inputs, fold: Fold,
-                    fold_no: int | None) -> dict[str, Any]:
+    def _new_model(self, ctx: RunContext, inputs: Inputs, fold: Fold) -> tuple[GraphModel, str]:
+        """A fresh encoder + readout + head for the collection, and the layers it reads."""
         o = self.options
         objective = inputs.objective
         encoder = ctx.model.build(inputs.batcher.x.shape[1], o.hidden)
@@ -288,15 +322,28 @@ class GraphTask(SupervisedTask):
         probe = inputs.batcher.batch(fold.train[:1].to(ctx.device))
         model = GraphModel.probe(encoder.to(ctx.device), probe, layers, objective.out_dim,
                                  pooling=o.readout, dropout=o.dropout).to(ctx.device)
-        objective = self._fold_objective(objective, inputs.labels[fold.train.to(ctx.device)],
-                                         model)
-        optimizer = self.optimizer(model)
+        return model, layers
+
+    def _train_fold(self, ctx: RunContext, inputs: Inputs, fold: Fold, fold_no: int | None, *,
+                    model: GraphModel | None = None, epochs: int | None = None,
+                    lr: float | None = None) -> dict[str, Any]:
+        """Train a fresh model (or ``model``, further: :meth:`fit`) on ``fold``."""
+        o = self.options
+        objective = inputs.objective
+        if model is None:
+            model, layers = self._new_model(ctx, inputs, fold)
+            objective = self._fold_objective(objective, inputs.labels[fold.train.to(ctx.device)],
+                                             model)
+        else:  # trained already: its head is in the targets' units (absorb_target_scaling)
+            model, layers = model.to(ctx.device), model.read_layers
+        optimizer = self.optimizer(model, lr=lr)
+        base_lr = o.lr if lr is None else lr
         generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
         name, minimize = self._monitor(objective, ctx.section)
         meta = self.meta(ctx, in_dim=int(inputs.batcher.x.shape[1]), hidden=o.hidden,
                          classes=objective.out_dim, readout=o.readout,
                          readout_layers=layers, fold=fold_no)
-        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator)
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator, epochs=epochs)
         loop.options.monitor, loop.options.minimize = f"val_{name}", minimize
         if fold_no is not None:
             ckpt, state = stage_files(ctx)
@@ -310,7 +357,7 @@ class GraphTask(SupervisedTask):
 
         def train_epoch(epoch: int) -> dict[str, float]:
             now["epoch"] = epoch
-            lr = o.lr * (o.lr_gamma ** ((epoch - 1) // o.lr_step) if o.lr_step else 1.0)
+            lr = base_lr * (o.lr_gamma ** ((epoch - 1) // o.lr_step) if o.lr_step else 1.0)
             for group in optimizer.param_groups:
                 group["lr"] = lr
             model.train()

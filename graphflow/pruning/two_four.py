@@ -29,17 +29,19 @@ it and the reason; conversion never raises.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import fnmatch
 import statistics
 import time
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
 import torch
 from torch import nn
+from torch.optim.optimizer import register_optimizer_step_post_hook
 
 PATTERN = "2:4"
 GROUP, KEEP = 4, 2
@@ -254,6 +256,30 @@ def hold_masks(model: nn.Module, optimizer: torch.optim.Optimizer) -> Callable[[
             handle.remove()
 
     return remove
+
+
+@contextlib.contextmanager
+def masks_held(model: nn.Module) -> Iterator[None]:
+    """Keep ``model``'s masked weights at zero through any optimizer a training loop makes
+    inside the ``with`` block (the loop of whichever task fine-tunes the model).
+
+    As :func:`hold_masks`, without the optimizer at hand: gradients are masked, and the masks
+    are re-applied after every ``step()`` of every optimizer (a global step hook, removed on
+    leaving; masks of a model that has none are a no-op).
+    """
+    layers = masked_layers(model)
+    if not layers:
+        yield
+        return
+    handles = [module.weight.register_hook(lambda grad, m=module: grad * getattr(m, MASK))
+               for _, module in layers]
+    handles.append(register_optimizer_step_post_hook(lambda *_: apply_masks(model)))
+    apply_masks(model)
+    try:
+        yield
+    finally:
+        for handle in handles:
+            handle.remove()
 
 
 def pruned_fraction(model: nn.Module) -> float:

@@ -183,17 +183,19 @@ class SupervisedTask(Task):
         self.fit(ctx, self.build_model(ctx))
         self.save_bundle(ctx)
 
-    def save_bundle(self, ctx: RunContext) -> None:
+    def save_bundle(self, ctx: RunContext, *, source: str | None = None) -> None:
         """Write the trained ``ctx.artifacts.model`` as the stage's model bundle
         (``OUT_DIR/model/``, :mod:`graphflow.bundle`): what ``graphflow predict`` and
-        ``graphflow serve`` load. Called once training is over."""
+        ``graphflow serve`` load. Called once training is over; ``source``: the stage that
+        built the model when a later one changed it (``sparsify``)."""
         from graphflow.bundle.write import write_bundle
 
         info = ctx.artifacts.model_info or {}
         in_dim = info.get("in_dim")
         typed = isinstance(in_dim, dict) or (ctx.data is not None and ctx.data.is_typed)
         if typed and "node_type" in info:  # a node model of a typed graph: widths per type
-            write_bundle(ctx, self, dict(in_dim) if isinstance(in_dim, dict) else {})
+            write_bundle(ctx, self, dict(in_dim) if isinstance(in_dim, dict) else {},
+                         source=source)
             return
         if typed:
             ctx.info(f"{self.name}: no model bundle for this model of a typed graph (typed "
@@ -202,7 +204,7 @@ class SupervisedTask(Task):
             return
         if in_dim is None:
             in_dim = int(self.node_features(ctx).shape[1])
-        write_bundle(ctx, self, int(in_dim))
+        write_bundle(ctx, self, int(in_dim), source=source)
 
     def build_model(self, ctx: RunContext) -> nn.Module:
         """A fresh module for this task's inputs, from ``ctx.model`` (:meth:`require_model`)."""

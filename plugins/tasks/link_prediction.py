@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -162,6 +163,20 @@ class LinkPrediction(SupervisedTask):
         ctx.artifacts.model_info = {**meta, "section": ctx.section}
         return self._finish(ctx, data, model, runner.embeddings(), split, best.epoch,
                             rank_seed)
+
+    def inference(self, ctx: RunContext, model: torch.nn.Module) -> Callable[[], torch.Tensor]:
+        """A function computing the :class:`LinkModel` ``model``'s (N, D) node embeddings on
+        ``ctx.device`` as :meth:`fit` evaluates them (eval mode, every node), with the inputs
+        prepared once: what the ``sparsify`` task times."""
+        self.resolve_mode_defaults(sampled=ctx.sampler is not None)
+        data = ctx.graph()
+        if data.is_typed:
+            raise ConfigError(f"[{ctx.section}] sparsify times link models of graphs with one "
+                              f"node type; a typed link model is pruned by no stage yet")
+        stepper = Stepper(model, None, ctx.device, None)  # type: ignore[arg-type]
+        runner = self._runner(ctx, data, model, stepper, self.node_features(ctx),
+                              self.generator(ctx))
+        return runner.embeddings
 
     def _runner(self, ctx: RunContext, data: GraphData, model: LinkModel, stepper: Stepper,
                 x: torch.Tensor, generator: torch.Generator) -> LinkFullBatch | LinkMiniBatches:

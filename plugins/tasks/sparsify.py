@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import copy
 import warnings
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -21,8 +21,11 @@ TIMING_ROUNDS = 3
 
 @runtime_checkable
 class FineTunable(Protocol):
-    """What the task that trained the model offers ``sparsify`` (``node_classification``
-    does): its own training loop driven with a given model, and its inference."""
+    """What the task that trained the model offers ``sparsify`` (every supervised task:
+    ``node_classification``, ``link_prediction``, ``graph_classification``,
+    ``graph_regression``): its own training loop driven with a given model (``epochs = 0``
+    only evaluates), and its inference (node logits, node embeddings of a link model, graph
+    scores)."""
 
     def fit(self, ctx: RunContext, model: torch.nn.Module, *, epochs: int | None = None,
             lr: float | None = None) -> dict[str, float]: ...
@@ -73,14 +76,17 @@ class SparsifyOptions:
 class Sparsify(Task):
     """Prune a trained model to 2:4 semi-structured sparsity, fine-tune, convert, measure.
 
-    Place it after a training stage that produced a ``model`` (``[[train]] type =
-    "node_classification"``). Steps:
+    Place it after a supervised training stage that produced a ``model``
+    (``node_classification``, ``link_prediction``, ``graph_classification``,
+    ``graph_regression``); a pipeline that puts it after anything else is refused when it is
+    read. Steps:
 
     1. **Prune** the selected layers (``include`` / ``exclude`` / ``min_features``): in every
        group of 4 consecutive input weights the 2 of largest magnitude are kept. An input width
        that is not a multiple of 4 leaves its last columns dense (named in the record).
     2. **Fine-tune** (``finetune_epochs``) through the training stage's own loop and options,
-       masks held fixed (pruned weights stay exactly zero through every optimizer step).
+       masks held fixed (pruned weights stay exactly zero through every optimizer step,
+       whichever task's loop takes them).
     3. **Convert** on CUDA sm80+ (A100, H100): each 2:4 ``nn.Linear`` runs on the
        semi-structured sparse kernels (cuSPARSELt through torch, or torchao), inputs made
        contiguous and cast to ``dtype``. A layer the backend rejects stays dense with a
@@ -89,21 +95,55 @@ class Sparsify(Task):
        result, and the record says that no speed-up is expected.
 
     Results: ``run.json`` ``reports.<section>`` holds each layer (pruned fraction, converted or
-    dense and why), accuracies dense / pruned / fine-tuned and inference times; flat metrics
-    ``sparsity_*`` summarise them, and ``val_acc`` / ``test_acc`` become the final model's.
-    The ``model`` artifact is the masked model on the CPU (``weight_mask`` buffers included;
-    export it with ``[[export]] type = "pt", what = "model"``); ``logits`` and
-    ``predictions`` are its outputs.
+    dense and why), the validation and test figures dense / pruned / fine-tuned (the training
+    task's: ``val_acc``, ``test_auc``, ``test_mae``...) and inference times; flat metrics
+    ``sparsity_*`` summarise them, and the task's figures become the final model's. The
+    ``model`` artifact is the masked model on the CPU (``weight_mask`` buffers included); the
+    stage writes its own model bundle (``OUT_DIR/model-<section>/``), which ``graphflow
+    predict`` and ``graphflow serve`` use by default, being the last stage's; the other
+    artifacts (``logits``, ``predictions``, ``embeddings``, ``links``) are its outputs.
     """
 
     name = "sparsify"
     summary = "Prune a trained model to 2:4 sparsity, fine-tune, run on sparse kernels"
+    level = "any"  # the model's task decides: node, link or graph level
     Options = SparsifyOptions
+
+    @classmethod
+    def check_stages(cls, stage: Any, before: Sequence[Any], source: str) -> None:
+        """Refuse, when the pipeline is read, a ``sparsify`` stage with no supervised
+        training stage before it, or after one whose model it cannot fine-tune.
+
+        :param stage: this stage's ``TrainSpec``; ``before``: the stages before it.
+        """
+        where = f"{source}: [{stage.task.section}] sparsify"
+        trainers = [t for t in before if t.task.type != cls.name]
+        if not trainers:
+            raise ConfigError(
+                f'{where} needs a trained model from an earlier stage; put it after one that '
+                f'trains it (e.g. [[train]] type = "node_classification"); the stages before '
+                f"it: {', '.join(t.task.type for t in before) or 'none'}")
+        last = trainers[-1]
+        task_cls = last.task.info.cls
+        if not all(callable(getattr(task_cls, m, None)) for m in ("fit", "inference")) \
+                or getattr(task_cls.fit, "__isabstractmethod__", False) \
+                or not getattr(task_cls, "requires_model", False):
+            raise ConfigError(
+                f"{where}: the stage before it, [{last.task.section}] {last.task.type}, trains "
+                f"no [model] that sparsify can fine-tune (it needs the task's fit() and "
+                f"inference()); put sparsify after a supervised stage (node_classification, "
+                f"link_prediction, graph_classification, graph_regression)")
+        if getattr(last.task.options, "folds", 0) or \
+                getattr(last.task.options, "fold_file", None) is not None:
+            raise ConfigError(
+                f"{where}: [{last.task.section}] {last.task.type} cross-validates (folds), so "
+                f"its model is only the last fold's; train one split (folds = 0) before "
+                f"sparsify")
 
     def run(self, ctx: RunContext) -> None:
         o = self.options
         section = ctx.section
-        model, trainer = self._trained(ctx, section)
+        model, trainer, source = self._trained(ctx, section)
         try:
             chosen, skipped = sparsity.select_layers(model, o.include, o.exclude,
                                                      o.min_features)
@@ -115,19 +155,30 @@ class Sparsify(Task):
             raise ConfigError(f"[{section}] sparsify: no layer left to prune ({listing}); "
                               f"lower min_features or change include/exclude")
         dense_model = copy.deepcopy(model)
-        accuracy = {"dense": _accuracy(trainer.fit(ctx, model, epochs=0))}
+        accuracy = {"dense": _figures(trainer.fit(ctx, model, epochs=0))}
         pruned = sparsity.prune(chosen)
         ctx.info(f"[{section}] pruned {len(pruned)} layer(s) to 2:4: "
                  f"{', '.join(r.name for r in pruned)}")
-        accuracy["pruned"] = _accuracy(trainer.fit(ctx, model, epochs=0))
-        if o.finetune_epochs:
-            accuracy["finetuned"] = _accuracy(
-                trainer.fit(ctx, model, epochs=o.finetune_epochs, lr=o.lr))
+        with sparsity.masks_held(model):  # whichever task's loop, pruned weights stay zero
+            accuracy["pruned"] = _figures(trainer.fit(ctx, model, epochs=0))
+            if o.finetune_epochs:
+                accuracy["finetuned"] = _figures(
+                    trainer.fit(ctx, model, epochs=o.finetune_epochs, lr=o.lr))
         model = ctx.artifacts.model  # the fit left the masked model on the CPU
         converted, timing = self._convert_and_time(ctx, section, trainer, model, dense_model)
         self._record(ctx, section, pruned, skipped, converted, accuracy, timing, model)
+        self._save_bundle(ctx, trainer, source)
 
-    def _trained(self, ctx: RunContext, section: str) -> tuple[torch.nn.Module, FineTunable]:
+    def _save_bundle(self, ctx: RunContext, trainer: FineTunable, source: str | None) -> None:
+        """The pruned model's bundle (``OUT_DIR/model-<section>/``), through the training
+        task's own bundle writer, recording the training stage's ``[train]`` and ``[model]``
+        (what rebuilds the model) and this stage's masks."""
+        save = getattr(trainer, "save_bundle", None)
+        if callable(save):
+            save(ctx, source=source)
+
+    def _trained(self, ctx: RunContext, section: str
+                 ) -> tuple[torch.nn.Module, FineTunable, str | None]:
         model = ctx.artifacts.model
         info = ctx.artifacts.model_info or {}
         if model is None:
@@ -143,8 +194,9 @@ class Sparsify(Task):
             kind = specs[0].type if specs else "an unknown stage"
             raise ConfigError(f"[{section}] sparsify: the model comes from {kind}, which does "
                               f"not offer fit() and inference() to fine-tune and evaluate a "
-                              f"given model; train it with node_classification")
-        return model, trainer
+                              f"given model; train it with a supervised task "
+                              f"(node_classification, link_prediction, graph_classification)")
+        return model, trainer, source
 
     def _convert_and_time(self, ctx: RunContext, section: str, trainer: FineTunable,
                           model: torch.nn.Module, dense_model: torch.nn.Module
@@ -180,8 +232,9 @@ class Sparsify(Task):
                 masked = trainer.inference(ctx, model.to(device).eval())()
                 out = calls["sparse"]()
             timing["converted_max_abs_diff"] = (out - masked).abs().max().item()
-            timing["converted_prediction_agreement"] = \
-                (out.argmax(-1) == masked.argmax(-1)).float().mean().item()
+            if out.dim() == 2 and out.shape[-1] > 1:  # scores per class
+                timing["converted_prediction_agreement"] = \
+                    (out.argmax(-1) == masked.argmax(-1)).float().mean().item()
             model.cpu()
         why_not = sparsity.sparse_support(device)
         timing["note"] = why_not or (
@@ -219,13 +272,17 @@ class Sparsify(Task):
             figures.update({f"sparsity_{stage}_{k}": v for k, v in values.items()})
         ctx.log_metrics(**figures)
         tuned = accuracy.get("finetuned", accuracy["pruned"])
+        main = next((k for k in ("test_acc", "test_auc", "test_mae", "test_f1_micro")
+                     if k in accuracy["dense"]),
+                    next((k for k in accuracy["dense"] if k.startswith("test_")), "test_acc"))
         ctx.info(f"[{section}] 2:4: {overall:.1%} of the selected weights pruned, "
-                 f"{n_converted}/{len(converted)} layer(s) on sparse kernels; test_acc dense "
-                 f"{accuracy['dense'].get('test_acc', float('nan')):.4f} -> "
-                 f"{tuned.get('test_acc', float('nan')):.4f}; inference {timing['dense_ms']:.2f}"
+                 f"{n_converted}/{len(converted)} layer(s) on sparse kernels; {main} dense "
+                 f"{accuracy['dense'].get(main, float('nan')):.4f} -> "
+                 f"{tuned.get(main, float('nan')):.4f}; inference {timing['dense_ms']:.2f}"
                  f" ms dense, {timing['sparse_ms']:.2f} ms 2:4 on {ctx.device}"
                  + (f" ({timing['note']})" if sparsity.sparse_support(ctx.device) else ""))
 
 
-def _accuracy(figures: dict[str, float]) -> dict[str, float]:
-    return {k: v for k, v in figures.items() if k in ("val_acc", "test_acc")}
+def _figures(figures: dict[str, float]) -> dict[str, float]:
+    """The validation and test figures of a fit (whatever the task reports)."""
+    return {k: v for k, v in figures.items() if k.startswith(("val_", "test_"))}

@@ -135,7 +135,7 @@ def test_sparsify_without_a_trained_model_says_where_to_put_it(run_toml):
     with pytest.raises(ConfigError, match=r'\[train\.0\] sparsify needs a trained model from '
                                           r'an earlier stage; put it after one that trains it '
                                           r'\(e\.g\. \[\[train\]\] type = "node_classification"'
-                                          r'\); the stages before it produced: none'):
+                                          r'\); the stages before it: none'):
         run_toml(text)
 
 

@@ -72,6 +72,13 @@ class SkipGramOptions:
               "than two on a 2-core machine shared with other work.")
     seed: int | None = option(None, "Seed of walks, noise and initialisation; default: the "
                               "pipeline seed.")
+    checkpoint: bool = option(
+        True, "Save the training state (both tables, the position in the learning-rate "
+              "schedule, the generator, the walk batch) to OUT_DIR/train_state.pt at walk-batch "
+              "boundaries, so that graphflow run --resume continues after a crash.")
+    checkpoint_seconds: float = option(
+        30.0, "checkpoint: save at the first walk-batch boundary at least this many seconds "
+              "after the last save; 0 = after every walk batch.")
 
     def __post_init__(self) -> None:
         if self.init_hops < 0:
@@ -90,6 +97,9 @@ class SkipGramOptions:
             raise ValueError(f"threads = {self.threads}: must be >= 1")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers = {self.workers}: must be >= 1")
+        if self.checkpoint_seconds < 0:
+            raise ValueError(f"checkpoint_seconds = {self.checkpoint_seconds}: must be >= 0 "
+                             f"(0 = after every walk batch)")
 
 
 class SkipGramTask(Task):
@@ -117,14 +127,22 @@ class SkipGramTask(Task):
     epoch and ``skipgram_loss``, ``walk_seconds``, ``train_seconds``; with ``eval = true`` also
     ``embedding_eval``'s metrics.
 
+    Checkpoints (``checkpoint``): at a walk-batch boundary at least ``checkpoint_seconds``
+    after the last save, the state that the next batch starts from (both tables, the walks
+    trained so far, which fix the learning rate of the linear schedule, the generator, the
+    epoch's start nodes and the batch index) is written atomically to
+    ``OUT_DIR/train_state.pt``; a signal (SIGTERM, Ctrl-C) also saves it. ``graphflow run
+    --resume`` continues from the saved batch: with one worker a resumed run ends with
+    exactly the embeddings of an uninterrupted one; with several Hogwild workers the row
+    updates interleave differently on every run, resumed or not, so the tables are as close
+    as two uninterrupted runs are, not identical. The file is removed when training ends.
+
     It does not run on the shared epoch loop of supervised tasks
     (:mod:`graphflow.train.task`), on purpose: there is no validation split to monitor, so
-    ``patience``, ``restore_best`` and a best-model checkpoint have nothing to decide on; the
-    learning rate decays linearly over the whole run's walks (word2vec's schedule), so an
+    ``patience``, ``restore_best`` and a best-model checkpoint have nothing to decide on, and
+    the learning rate decays linearly over the whole run's walks (word2vec's schedule), so an
     "epoch" is a slice of one schedule rather than a repeatable unit (the default is one
-    epoch); and with several Hogwild workers the updates interleave differently each run, so a
-    resumed run could not end as an uninterrupted one would, which is what ``--resume``
-    promises. A run is short and restarted whole instead (docs/training.md).
+    epoch): the unit of a checkpoint is the walk batch.
     """
 
     name = "skipgram"
@@ -179,6 +197,7 @@ class SkipGramTask(Task):
             run = self._resume(ctx, state_path, meta, model, gen, run)
         fix = f"lower lr (now {lr0:g}){', or set workers = 1' if workers > 1 else ''}"
         loss = float("nan")
+        saved_at = time.monotonic()
         with signals.deferred():  # a signal stops training at the next step, its state saved
             try:
                 for epoch in range(run.epoch, o.epochs + 1):
@@ -209,12 +228,18 @@ class SkipGramTask(Task):
                         run.loss_sum += float(step_loss)
                         run.pairs += float(step_pairs)
                         run.done = done
+                        if o.checkpoint and \
+                                time.monotonic() - saved_at >= o.checkpoint_seconds:
+                            # a boundary: the next batch starts from exactly this state
+                            run.batch, run.rng = b + 1, gen.get_state()
+                            self._save_state(ctx, state_path, meta, model, run)
+                            saved_at = time.monotonic()
                     loss = run.loss_sum / max(run.pairs, 1.0)
                     ctx.log_epoch(epoch, loss=loss, lr=linear_lr(lr0, run.done, total))
                     run.loss_sum = run.pairs = 0.0
                     run.starts = None
             except signals.Terminated:
-                self._save_state(ctx, state_path, meta, model, run)
+                self._save_state(ctx, state_path, meta, model, run, stopped=True)
                 raise
         walk_seconds, train_seconds = run.walk_seconds, run.train_seconds
         finite.check_output(model.emb[:n], "skip-gram embeddings", fix=fix)
@@ -236,17 +261,20 @@ class SkipGramTask(Task):
                          "nothing to evaluate")
 
     def _save_state(self, ctx: RunContext, path: Path, meta: dict[str, Any], model: SkipGram,
-                    run: _Progress) -> None:
-        """Write what ``--resume`` continues from: the tables as they are, and the walk
-        batch that was interrupted (redone from its start on resume)."""
-        section = ctx.stage.section if ctx.stage else "train"
-        name = signals.signal_name(signals.pending() or 0)
+                    run: _Progress, *, stopped: bool = False) -> None:
+        """Write what ``--resume`` continues from (atomically): the tables as they are, and
+        the walk batch ``run.batch`` to train next with the generator state ``run.rng`` (at a
+        boundary: the next batch; ``stopped`` by a signal: the interrupted batch, redone from
+        its start on resume)."""
         if run.starts is None or run.rng is None:  # before the first batch: nothing to keep
             return
         ckpt.save(path, {"meta": meta, "emb": model.emb, "out_emb": model.out_emb,
                          **dataclasses.asdict(run)})
-        ctx.info(f"[{section}] {name}: skip-gram stopped in epoch {run.epoch}, walk batch "
-                 f"{run.batch + 1}; graphflow run --resume continues from {path}")
+        if stopped:
+            section = ctx.stage.section if ctx.stage else "train"
+            name = signals.signal_name(signals.pending() or 0)
+            ctx.info(f"[{section}] {name}: skip-gram stopped in epoch {run.epoch}, walk batch "
+                     f"{run.batch + 1}; graphflow run --resume continues from {path}")
 
     def _resume(self, ctx: RunContext, path: Path, meta: dict[str, Any], model: SkipGram,
                 gen: torch.Generator, run: _Progress) -> _Progress:
@@ -273,17 +301,20 @@ class SkipGramTask(Task):
         return run
 
 
-RESUME_MAY_CHANGE = ("epochs", "eval", "eval_train_fraction", "workers", "threads")
+RESUME_MAY_CHANGE = ("epochs", "eval", "eval_train_fraction", "workers", "threads",
+                     "checkpoint", "checkpoint_seconds")
 """Options a ``--resume`` may change (they shape neither the tables nor the walks)."""
 
 
 @dataclass
 class _Progress:
-    """Where a skip-gram run stands (saved on a signal, restored by ``--resume``).
+    """Where a skip-gram run stands (saved at walk-batch boundaries and on a signal,
+    restored by ``--resume``).
 
-    :ivar batch: the walk batch being trained (a resume walks and trains it again whole).
-    :ivar rng: the generator's state before that batch's walks. :ivar starts: the epoch's
-        start nodes in their shuffled order. :ivar done: walks trained before that batch.
+    :ivar batch: the walk batch to train next (after a signal: the interrupted one, walked
+        and trained again whole). :ivar rng: the generator's state before that batch's walks.
+    :ivar starts: the epoch's start nodes in their shuffled order. :ivar done: walks trained
+        before that batch (the position in the learning-rate schedule).
     """
 
     epoch: int = 1

@@ -336,14 +336,16 @@ class GraphTask(SupervisedTask):
                                              model)
         else:  # trained already: its head is in the targets' units (absorb_target_scaling)
             model, layers = model.to(ctx.device), model.read_layers
-        optimizer = self.optimizer(model, lr=lr)
+        step = self.make_step(ctx, model, lr=lr)  # precision, clipping (train.step)
+        optimizer = step.optimizer
         base_lr = o.lr if lr is None else lr
         generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
         name, minimize = self._monitor(objective, ctx.section)
         meta = self.meta(ctx, in_dim=int(inputs.batcher.x.shape[1]), hidden=o.hidden,
                          classes=objective.out_dim, readout=o.readout,
                          readout_layers=layers, fold=fold_no)
-        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator, epochs=epochs)
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
+                               scaler=step.scaler, epochs=epochs)
         loop.options.monitor, loop.options.minimize = f"val_{name}", minimize
         if fold_no is not None:
             ckpt, state = stage_files(ctx)
@@ -365,11 +367,10 @@ class GraphTask(SupervisedTask):
             for batch in inputs.batcher.epoch(train_ids, o.batch_size, generator=generator,
                                               **_cutters(ctx)):
                 y = inputs.labels[batch.graphs]
-                score, _ = model(batch)
-                loss = objective.loss(score, y)
-                optimizer.zero_grad(set_to_none=True)
-                loss.backward()
-                optimizer.step()
+                with step.autocast():
+                    score, _ = model(batch)
+                    loss = objective.loss(score, y)
+                step.step(loss)
                 total += loss.item() * batch.num_graphs
                 seen += batch.num_graphs
             figures = {"loss": total / max(seen, 1), "lr": lr}
@@ -404,10 +405,12 @@ class GraphTask(SupervisedTask):
         """(scores (n, C), embeddings (n, D)) of graphs ``ids`` in eval mode, in order."""
         was = model.training
         model.eval()
-        parts = [model(b) for b in inputs.batcher.epoch(ids, self.options.eval_batch_size,
-                                                        **_cutters(ctx))]
+        with self.autocast(ctx):  # the stage's precision; float32 out
+            parts = [model(b) for b in inputs.batcher.epoch(
+                ids, self.options.eval_batch_size, **_cutters(ctx))]
         model.train(was)
-        return torch.cat([p[0] for p in parts]), torch.cat([p[1] for p in parts])
+        return (torch.cat([p[0] for p in parts]).float(),
+                torch.cat([p[1] for p in parts]).float())
 
     def _set_artifacts(self, ctx: RunContext, inputs: Inputs, model: GraphModel,
                        scores: torch.Tensor, emb: torch.Tensor, section: str) -> None:

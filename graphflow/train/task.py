@@ -64,6 +64,7 @@ value from ``mode_defaults(sampled=...)`` when the pipeline is read, and
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -80,8 +81,8 @@ from graphflow.sparse.features import DEFAULT_DENSITY_THRESHOLD, Features
 from graphflow.train.inputs import FeatureSource, model_input, node_features
 from graphflow.train.loop import EpochLoop, LoopOptions
 from graphflow.train.optim import DecayOn, OptimizerName, make_optimizer
-from graphflow.train.step import (CLIP_HELP, PRECISION_HELP, Precision, Step, check_precision,
-                                  resolve_precision, uses_scaler)
+from graphflow.train.step import (CLIP_HELP, PRECISION_HELP, Precision, Step, autocast,
+                                  check_precision, resolve_precision, uses_scaler)
 
 MINIBATCH_INFERENCE_BATCH = 4096
 """Nodes per batch of layer-wise inference when a stage trains on a sampler and
@@ -248,12 +249,22 @@ class SupervisedTask(Task):
 
     def precision(self, ctx: RunContext) -> str:
         """The stage's concrete precision on ``ctx.device``: ``auto`` resolved (and said in
-        one line); one that cannot run there is a ``ConfigError``."""
+        one line, once per stage); one that cannot run there is a ``ConfigError``. run.json
+        records it under ``reports.precision.<section>`` (requested, used, and why)."""
         requested = self.requested_precision(ctx)
         precision, why = resolve_precision(requested, ctx.device)
-        if requested == "auto":
-            ctx.info(f'[{ctx.section}] precision = "auto": {precision} ({why})')
+        said = ctx.reports.setdefault("precision", {})
+        if ctx.section not in said:
+            said[ctx.section] = {"requested": requested, "used": precision,
+                                 **({"why": why} if why else {})}
+            if requested == "auto":
+                ctx.info(f'[{ctx.section}] precision = "auto": {precision} ({why})')
         return precision
+
+    def autocast(self, ctx: RunContext) -> contextlib.AbstractContextManager[Any]:
+        """The stage's autocast (its :meth:`precision`) for a forward pass outside a
+        :class:`~graphflow.train.step.Step`, e.g. evaluation."""
+        return autocast(self.precision(ctx), ctx.device)
 
     def make_step(self, ctx: RunContext, model: nn.Module, *,
                   lr: float | None = None) -> Step:

@@ -11,6 +11,8 @@ Layouts (the column names are the contract other tools read):
   estimates when there are several targets.
 * links: ``src``, ``dst`` (node ids), ``split`` (val / test / candidates), ``label`` (1 edge,
   0 non-edge, null for candidates) and ``score`` (the decoder's raw score), one row per pair.
+  On a typed graph also ``relation``, ``src_type`` and ``dst_type`` after ``dst``; ``src`` and
+  ``dst`` are ids of those types (strings when the types' ids are of different kinds).
 * graph: an edge table ``src``, ``dst`` (node ids) + edge data (``weight``...), and a node
   table ``id`` + node data (``feat`` as a list column, ``label``, masks...).
 
@@ -170,17 +172,57 @@ def estimates_table(ids: pa.Array, values: torch.Tensor) -> pa.Table:
 def links_table(ctx: RunContext, original_ids: bool) -> pa.Table:
     """The ``links`` artifact: one row per scored pair (see the module docstring)."""
     links = ctx.artifacts.require("links", section=stage_label(ctx))
-    ids = node_ids(ctx.graph(), original_ids)
     label = links.label.float()
     known = ~torch.isnan(label)
+    if links.relations is not None:
+        src, dst, columns = typed_link_columns(ctx.graph(), links, original_ids)
+    else:
+        ids = node_ids(ctx.graph(), original_ids)
+        src = ids.take(pa.array(links.pairs[0].numpy()))
+        dst = ids.take(pa.array(links.pairs[1].numpy()))
+        columns = {}
     return pa.table({
-        "src": ids.take(pa.array(links.pairs[0].numpy())),
-        "dst": ids.take(pa.array(links.pairs[1].numpy())),
+        "src": src,
+        "dst": dst,
+        **columns,
         "split": pa.array(LINK_SPLITS, pa.string()).take(pa.array(links.split.long().numpy())),
         "label": pa.array(label.nan_to_num(0).to(torch.int8).numpy(),
                           mask=(~known).numpy()),
         "score": pa.array(links.score.float().numpy()),
     })
+
+
+def typed_link_columns(data: GraphData, links: Any, original_ids: bool
+                       ) -> tuple[pa.Array, pa.Array, dict[str, pa.Array]]:
+    """A typed graph's scored pairs: ``src`` and ``dst`` ids of their own node types (as
+    strings when the types' ids differ in kind), and ``relation`` (its short name),
+    ``src_type``, ``dst_type`` columns. Rows keep their order; one take per relation."""
+    rels, code = links.relations, links.relation.long()
+    names = links.names or [":".join(r) for r in rels]
+    ends = []
+    for side in (0, 1):  # src, dst
+        types = {r[2 * side] for r in rels}
+        kinds = {data.typed_ids[t].to_arrow().type for t in types}
+        as_text = original_ids and len(kinds) > 1
+        parts, order = [], []
+        for i, rel in enumerate(rels):  # over relations
+            rows = (code == i).nonzero().squeeze(1)
+            ids = data.typed_ids[rel[2 * side]]
+            values = ids.to_arrow() if original_ids else \
+                pa.array(np.arange(len(ids), dtype=np.int64))
+            if as_text:
+                values = values.cast(pa.string())
+            parts.append(values.take(pa.array(links.pairs[side, rows].numpy())))
+            order.append(rows)
+        taken = pa.concat_arrays(parts) if parts else pa.array([], pa.int64())
+        back = torch.argsort(torch.cat(order)) if order else torch.zeros(0, dtype=torch.int64)
+        ends.append(taken.take(pa.array(back.numpy())))
+    table = {
+        "relation": pa.array(names, pa.string()).take(pa.array(code.numpy())),
+        "src_type": pa.array([r[0] for r in rels], pa.string()).take(pa.array(code.numpy())),
+        "dst_type": pa.array([r[2] for r in rels], pa.string()).take(pa.array(code.numpy())),
+    }
+    return ends[0], ends[1], table
 
 
 def artifact_table(ctx: RunContext, what: str, original_ids: bool) -> pa.Table:

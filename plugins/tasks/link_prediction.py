@@ -20,6 +20,12 @@ from graphflow.linkpred.negatives import NegativeName, NegativeSampler
 from graphflow.linkpred.held_out import LINK_SPLITS, LinkSplit, ScoredLinks
 from graphflow.linkpred.edge_split import pair_keys, read_pairs
 from graphflow.linkpred.train import LinkFullBatch, LinkMiniBatches, LossName
+from graphflow.linkpred.held_out import TypedLinkSplit
+from graphflow.linkpred.negatives import typed_samplers
+from graphflow.linkpred.typed import (TypedLinkFullBatch, TypedLinkModel, check_typed_split,
+                                      typed_figures, typed_link_model, typed_scored_links)
+from graphflow.nn.typed import TypedAdjacency
+from graphflow.train import typed_node
 from graphflow.options import option
 from graphflow.sampling.edges import EdgeBatches, reverse_edge_ids
 from graphflow.sampling.sampler import MinibatchSampler
@@ -59,8 +65,9 @@ class LinkPredictionOptions(SupervisedOptions):
               "sampled.")
     embedding_dim: int = option(16, "Width of the encoder's output: the node embeddings the "
                                     "decoder scores (the [model] is built as in_dim -> this).")
-    decoder: DecoderName = option("dot", "Pair score: dot, mlp (on the Hadamard product) or "
-                                         "bilinear.")
+    decoder: DecoderName = option("dot", "Pair score: dot, mlp (on the Hadamard product), "
+                                         "bilinear or distmult (a diagonal per relation); "
+                                         "on a typed graph one per target relation.")
     loss: LossName = option("bce", "bce (binary cross-entropy) or bpr (pairwise ranking).")
     negative_sampler: NegativeName = option(
         "uniform", "Training negatives: uniform destinations, or degree (P ~ degree^0.75).")
@@ -108,6 +115,13 @@ class LinkPrediction(SupervisedTask):
     the best epoch, an encoder of 64 hidden units without dropout. ``run.json`` records the
     values used.
 
+    On a typed graph (``link_split`` with a ``target`` relation) the ``[model]`` is a typed
+    encoder (``rgcn``, ``hetero``) giving every node type ``embedding_dim`` vectors, each
+    target relation has its own ``decoder`` (``distmult`` recommended), negatives corrupt the
+    tail with nodes of the relation's destination type, training is full batch, and the
+    figures come per relation too: ``test_auc/<relation>``, ``test_mrr/<relation>``...
+    (:mod:`graphflow.linkpred.typed`).
+
     Results: ``{val,test}_{auc,ap,mrr,hits@K}``; the ``embeddings`` (N, D) and the ``links``
     (held-out pairs with labels and scores, and the ``score_pairs`` candidates) artifacts,
     and the trained ``model`` (encoder + decoder).
@@ -128,9 +142,12 @@ class LinkPrediction(SupervisedTask):
     def model_defaults(self, model: str, *, sampled: bool) -> dict[str, Any]:
         return dict(SAMPLED_MODEL if sampled else FULL_BATCH_MODEL)
 
-    def build_model(self, ctx: RunContext) -> LinkModel:
-        """The ``[model]`` as the encoder (in_dim -> ``embedding_dim``) under the decoder."""
+    def build_model(self, ctx: RunContext) -> LinkModel | TypedLinkModel:
+        """The ``[model]`` as the encoder (in_dim -> ``embedding_dim``) under the decoder
+        (on a typed graph: a typed encoder and a decoder per target relation)."""
         o = self.options
+        if ctx.graph().is_typed:
+            return self._typed_model(ctx)
         x = self.node_features(ctx)  # (N, F) CPU
         encoder = self.require_model(ctx, "the encoder").build(x.shape[1], o.embedding_dim)
         return LinkModel(encoder, make_decoder(o.decoder, o.embedding_dim))
@@ -141,6 +158,8 @@ class LinkPrediction(SupervisedTask):
         self.resolve_mode_defaults(sampled=ctx.sampler is not None)
         o = self.options
         data = ctx.graph()
+        if data.is_typed:
+            return self._fit_typed(ctx, model, epochs=epochs, lr=lr)
         split = held_out(data, ctx.section)
         x = self.node_features(ctx)  # (N, F) CPU
         model = model.to(ctx.device)
@@ -259,6 +278,90 @@ class LinkPrediction(SupervisedTask):
         ctx.artifacts.model = model.cpu().eval()
         return self.log_results(ctx, figures, best_epoch,
                                 shown=[k for k in figures if k.startswith("test_") and "@" not in k])
+
+
+    # -- typed graphs (graphflow.linkpred.typed) ---------------------------------------
+
+    def _typed_model(self, ctx: RunContext) -> TypedLinkModel:
+        """The typed ``[model]`` (every node type to ``embedding_dim``) under a ``decoder``
+        per target relation; refuses what typed link prediction does not do."""
+        o = self.options
+        data = ctx.graph()
+        split = typed_held_out(data, ctx.section)
+        if ctx.sampler is not None:
+            raise ConfigError(f"[{ctx.section}] link_prediction on a typed graph trains full "
+                              f"batch; remove the [sample] section")
+        if ctx.world.distributed:
+            raise ConfigError(f"[{ctx.section}] link_prediction on a typed graph runs in one "
+                              f"process; run without --nproc")
+        if o.score_pairs is not None:
+            raise ConfigError(f"[{ctx.section}] score_pairs reads pairs of a graph with one "
+                              f"node type; on a typed graph remove it (the links artifact "
+                              f"holds every relation's held-out pairs)")
+        feats = typed_node.typed_features(data)
+        encoder = typed_node.build_typed_model(self.require_model(ctx, "the encoder"), data,
+                                               feats, o.embedding_dim, ctx.host.registry)
+        return typed_link_model(encoder, split, o.decoder, o.embedding_dim)
+
+    def _fit_typed(self, ctx: RunContext, model: torch.nn.Module, *, epochs: int | None,
+                   lr: float | None) -> dict[str, float]:
+        """Full-batch training on a typed graph (:class:`TypedLinkFullBatch`), figures per
+        relation and overall, the ``links`` artifact with each pair's relation."""
+        o = self.options
+        data = ctx.graph()
+        g = data.graph
+        split = typed_held_out(data, ctx.section)
+        feats = typed_node.typed_features(data)
+        model = model.to(ctx.device)
+        step = self.make_step(ctx, model, lr=lr)  # precision, clipping (train.step)
+        optimizer = step.optimizer
+        generator = self.generator(ctx)  # negatives
+        positives = {r: torch.stack(g.edges(etype=r)) for r in split.relations}  # (2, E_r)
+        runner = TypedLinkFullBatch(model, step, o.loss, TypedAdjacency.from_graph(g),
+                                    typed_node.model_inputs(data, feats), positives,
+                                    typed_samplers(g, split.relations, o.negative_sampler),
+                                    o.negatives, generator)
+        meta = self.meta(ctx, in_dim={t: int(v.shape[1]) for t, v in feats.items()},
+                         embedding_dim=o.embedding_dim, decoder=o.decoder,
+                         relations=[":".join(r) for r in split.relations])
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
+                               scaler=step.scaler, epochs=epochs)
+        rank_seed = ctx.seed + 1  # the same ranked destinations at every evaluation
+
+        def figures_of(name: str, ranking: bool) -> tuple[dict[str, float], Any]:
+            return typed_figures(model, runner.embeddings(), split, name, ranking=ranking,
+                                 eval_negatives=o.eval_negatives, hits=o.hits_at,
+                                 seed=rank_seed, chunk=o.eval_batch_size, device=ctx.device)
+
+        def evaluate() -> tuple[dict[str, float], float | None]:
+            figures = figures_of("val", o.monitor == "val_mrr")[0]
+            return figures, figures.get(o.monitor)
+
+        best = loop.run(runner.train_epoch, evaluate)
+        ctx.artifacts.model_info = {**meta, "section": ctx.section}
+        for t, h in runner.embeddings().items():  # over node types, before any artifact
+            finite.check_output(h, f"embeddings of {t}", fix="lower lr")
+        figures: dict[str, float] = {}
+        scores = {}
+        for name in ("val", "test"):
+            found, scores[name] = figures_of(name, True)
+            figures.update(found)
+        ctx.artifacts.links = typed_scored_links(split, scores)
+        ctx.artifacts.model = model.cpu().eval()
+        return self.log_results(ctx, figures, best.epoch,
+                                shown=[k for k in figures if k.startswith("test_")
+                                       and "@" not in k and "_ap/" not in k])
+
+
+def typed_held_out(data: GraphData, section: str) -> TypedLinkSplit:
+    """A typed graph's link split, checked as :func:`held_out` does, per relation."""
+    split = data.links
+    if not isinstance(split, TypedLinkSplit):
+        raise DataError(f'[{section}] link_prediction needs held-out edges, but the typed graph '
+                        f'{data.name!r} has no link split; add [[transform]] type = '
+                        f'"link_split" (target relation, val/test fractions) before [train]')
+    check_typed_split(split, data.graph, section)
+    return split
 
 
 def held_out(data: GraphData, section: str) -> LinkSplit:

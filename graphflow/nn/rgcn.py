@@ -91,7 +91,10 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
                     rel = relations[r]
                     agg = spmm(adj.rels[rel], x[rel[0]], values.get(rel), reduce)  # (n_dst, F_in)
                     # the product's backward needs its inputs only, so h may grow in place
-                    h = agg @ weights[r] if h is None else h.addmm_(agg, weights[r])
+                    # (under autocast h is in the autocast dtype: the in-place product's
+                    # operands follow it, as autocast would cast them)
+                    h = agg @ weights[r] if h is None else \
+                        h.addmm_(agg.to(h.dtype), weights[r].to(h.dtype))
                 owned = True  # h is this function's own product: later terms add in place
             else:
                 for r in rs:
@@ -107,7 +110,8 @@ def rgcn_conv(adj: TypedAdjacency, x: Mapping[str, torch.Tensor], relations: Seq
             if t not in x:
                 raise DataError(f"node type {t!r} has destinations but no input rows")
             x_dst = x[t][:n_dst]  # (n_dst, F_in)
-            h = h.addmm_(x_dst, loop_weight) if owned else torch.addmm(h, x_dst, loop_weight)
+            h = h.addmm_(x_dst.to(h.dtype), loop_weight.to(h.dtype)) if owned else \
+                torch.addmm(h, x_dst, loop_weight)
             owned = True
         if bias is not None:
             h = h.add_(bias) if owned else h + bias

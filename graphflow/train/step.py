@@ -128,6 +128,15 @@ def uses_scaler(precision: str) -> bool:
     return precision == "fp16-mixed"
 
 
+def autocast(precision: str, device: torch.device | str
+             ) -> contextlib.AbstractContextManager[Any]:
+    """The autocast of a concrete ``precision`` on ``device`` (a no-op for ``fp32``)."""
+    dtype = _DTYPES.get(precision)
+    if dtype is None:
+        return contextlib.nullcontext()
+    return torch.autocast(device_type=torch.device(device).type, dtype=dtype)
+
+
 class Step:
     """One optimisation step with the run's precision and gradient clipping (see the module
     docstring).
@@ -158,9 +167,7 @@ class Step:
 
     def autocast(self) -> contextlib.AbstractContextManager[Any]:
         """The forward pass's autocast (a no-op in ``fp32``)."""
-        if self.dtype is None:
-            return contextlib.nullcontext()
-        return torch.autocast(device_type=self.device.type, dtype=self.dtype)
+        return autocast(self.precision, self.device)
 
     def step(self, loss: torch.Tensor) -> None:
         """``zero_grad``, ``backward``, clipping and the optimizer's step for ``loss``."""

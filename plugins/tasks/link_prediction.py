@@ -31,7 +31,7 @@ from graphflow.sampling.edges import EdgeBatches, reverse_edge_ids
 from graphflow.sampling.sampler import MinibatchSampler
 from graphflow.sparse import Adjacency
 from graphflow.train import finite
-from graphflow.train.node import Stepper
+from graphflow.train.step import Step
 from graphflow.train.task import SupervisedOptions, SupervisedTask, check_positive
 
 
@@ -163,13 +163,14 @@ class LinkPrediction(SupervisedTask):
         split = held_out(data, ctx.section)
         x = self.node_features(ctx)  # (N, F) CPU
         model = model.to(ctx.device)
-        optimizer = self.optimizer(model, lr=lr)
-        stepper = Stepper(model, optimizer, ctx.device, None)
+        step = self.make_step(ctx, model, lr=lr)  # precision, clipping (train.step)
+        optimizer = step.optimizer
         generator = self.generator(ctx)  # negatives, batch order
-        runner = self._runner(ctx, data, model, stepper, x, generator)
+        runner = self._runner(ctx, data, model, step, x, generator)
         meta = self.meta(ctx, in_dim=int(x.shape[1]), embedding_dim=o.embedding_dim,
                          decoder=o.decoder)
-        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator, epochs=epochs)
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
+                               scaler=step.scaler, epochs=epochs)
         rank_seed = ctx.seed + 1  # the same ranked destinations at every evaluation
 
         def evaluate() -> tuple[dict[str, float], float | None]:
@@ -192,12 +193,12 @@ class LinkPrediction(SupervisedTask):
         if data.is_typed:
             raise ConfigError(f"[{ctx.section}] sparsify times link models of graphs with one "
                               f"node type; a typed link model is pruned by no stage yet")
-        stepper = Stepper(model, None, ctx.device, None)  # type: ignore[arg-type]
-        runner = self._runner(ctx, data, model, stepper, self.node_features(ctx),
+        step = Step(model, None, ctx.device)  # predicts only, in float32
+        runner = self._runner(ctx, data, model, step, self.node_features(ctx),
                               self.generator(ctx))
         return runner.embeddings
 
-    def _runner(self, ctx: RunContext, data: GraphData, model: LinkModel, stepper: Stepper,
+    def _runner(self, ctx: RunContext, data: GraphData, model: LinkModel, step: Step,
                 x: torch.Tensor, generator: torch.Generator) -> LinkFullBatch | LinkMiniBatches:
         o = self.options
         g = data.graph
@@ -214,7 +215,7 @@ class LinkPrediction(SupervisedTask):
             if o.self_loops:  # GAE's A + I: every (u, u) is a positive too
                 loops = torch.arange(data.num_nodes, dtype=src.dtype)
                 src, dst = torch.cat([src, loops]), torch.cat([dst, loops])
-            return LinkFullBatch(model, stepper, o.loss, adj, feats, src, dst, draw,
+            return LinkFullBatch(model, step, o.loss, adj, feats, src, dst, draw,
                                  o.negatives, generator,
                                  inference_batch_size=self.inference_batch_size(ctx),
                                  progress=ctx.progress)
@@ -230,7 +231,7 @@ class LinkPrediction(SupervisedTask):
         draw = NegativeSampler(o.negative_sampler, data.num_nodes, degree, device=graph.device)
         edges = EdgeBatches(sampler, graph, src, dst, reverse_edge_ids(src, dst, data.num_nodes),
                             draw, o.negatives)
-        return LinkMiniBatches(model, stepper, o.loss, adj, feats, edges, int(src.numel()),
+        return LinkMiniBatches(model, step, o.loss, adj, feats, edges, int(src.numel()),
                                generator, use_sampled_features=self.uses_sampled_features(feats),
                                inference_batch_size=self.inference_batch_size(ctx),
                                progress=ctx.progress, workers=self.workers(ctx))

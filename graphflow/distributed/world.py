@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import timedelta
@@ -158,6 +158,63 @@ class World:
         return tuple(torch.cat([part[i] for part in everyone]).to(device)
                      for i in range(len(rows)))
 
+    def shard_batches(self, ids: torch.Tensor, batch_size: int,
+                      generator: torch.Generator | None = None) -> tuple[torch.Tensor, int]:
+        """This rank's share of one epoch's batches: ``ids`` (S,) shuffled by ``generator``
+        (the same permutation on every rank; none: in order), cut ``batch_size`` at a time as
+        one process cuts them, and each batch sharded as :meth:`shard` does. Returns
+        ``(mine, per)``: cutting ``mine`` ``per`` at a time gives this rank's part of each
+        batch, ``per = ceil(batch_size / size)`` (the last part may be smaller). Every rank
+        gets the same number of non-empty parts, so DDP steps stay in lockstep, and the
+        global batch is ``batch_size``, as in one process."""
+        if generator is not None:
+            ids = ids[torch.randperm(ids.shape[0], generator=generator)]
+        if not self.distributed or ids.numel() == 0:
+            return ids, batch_size
+        per = -(-batch_size // self.size)
+        full = ids.shape[0] // batch_size * batch_size
+        head = ids[:full].view(-1, batch_size)  # (batches, batch_size)
+        wrap = torch.arange(per * self.size, device=ids.device) % batch_size  # (per * size,)
+        mine = head[:, wrap][:, self.rank::self.size].reshape(-1)  # (batches * per,)
+        return torch.cat([mine, self.shard(ids[full:])]), per
+
+    def in_shares(self, ids: torch.Tensor,
+                  compute: Callable[[torch.Tensor], tuple[torch.Tensor, ...]]
+                  ) -> tuple[torch.Tensor, ...]:
+        """``compute(ids)`` with each rank computing the rows of its share of ``ids``
+        (``rank::size``), gathered back into the order of ``ids`` on every rank: the same
+        tensors everywhere (evaluation, predictions). Fewer ids than ranks: every rank
+        computes them all."""
+        if not self.distributed or ids.shape[0] < self.size:
+            return compute(ids)
+        mine = compute(ids[self.rank::self.size])
+        everyone: list[Any] = [None] * self.size
+        dist.all_gather_object(everyone, [t.cpu() for t in mine])
+        out = []
+        for i, t in enumerate(mine):
+            whole = t.new_empty((ids.shape[0], *t.shape[1:]), device="cpu")  # (S, ...)
+            for rank, part in enumerate(everyone):
+                whole[rank::self.size] = part[i]
+            out.append(whole.to(t.device))
+        return tuple(out)
+
+    def average_buffers(self, module: torch.nn.Module) -> None:
+        """Average ``module``'s floating-point buffers (batch-norm running statistics) over
+        the ranks, which updated them from their own shares of the batches; other buffers
+        (counts) are equal on every rank already. Nothing for a single process."""
+        if not self.distributed:
+            return
+        bufs = [b for b in module.buffers() if b.is_floating_point()]
+        if not bufs:
+            return
+        flat = torch.cat([b.detach().reshape(-1).float() for b in bufs])  # (total,)
+        dist.all_reduce(flat)
+        flat /= self.size
+        start = 0
+        for b in bufs:
+            b.copy_(flat[start:start + b.numel()].view_as(b))
+            start += b.numel()
+
     def check_replicas(self, section: str, module: torch.nn.Module) -> list[str]:
         """Gather every rank's parameter digest into ``replicas[section]``; return them
         (nothing for a single process)."""
@@ -203,14 +260,18 @@ def state_digest(state: Mapping[str, Any]) -> str:
 
 
 def check_data_parallel(config: PipelineConfig, nproc: int) -> None:
-    """Raise ``ConfigError`` unless every training task of ``config`` can run on ``nproc``
-    data-parallel workers (its class sets ``supports_distributed``)."""
+    """Raise ``ConfigError`` unless every training stage of ``config`` can run on ``nproc``
+    data-parallel workers: its task class sets ``supports_distributed`` and declares no
+    ``--nproc`` refusal for the stage (e.g. node classification on a typed graph), in the
+    task's one line (:func:`graphflow.capabilities.refusal`). ``graphflow run`` checks this
+    through :func:`graphflow.capabilities.check_pipeline` when it reads the pipeline;
+    ``graphflow launch`` and the workers call it before anything starts."""
     if nproc <= 1:
         return
+    from graphflow.capabilities import refusal, stage_is_typed
+
     for train in config.train:
-        cls = train.task.info.cls
-        if not getattr(cls, "supports_distributed", False):
-            raise ConfigError(
-                f"[{train.task.section}] {train.task.type}: this task cannot run data-parallel "
-                f"yet, so it cannot run on {nproc} processes; run it without --nproc (or "
-                f"--nproc 1)")
+        r = refusal(train.task.info.cls, "nproc", typed=stage_is_typed(train),
+                    sampled=train.sample is not None)
+        if r is not None:
+            raise ConfigError(r.line(train.task.section, train.task.type))

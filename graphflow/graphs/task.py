@@ -32,6 +32,7 @@ from typing import Any, Literal
 import torch
 
 from graphflow.context import RunContext
+from graphflow.distributed.ddp import wrap
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.graphs.batch import GraphBatcher
@@ -131,6 +132,9 @@ class GraphTask(SupervisedTask):
     #: Minibatches of whole graphs: the core policy's ``sampled`` split, whose workers cut
     #: the next batches while the model trains (inline below 4 cores; docs/cores.md).
     workload = "sampled"
+    #: Data-parallel (``--nproc``): each batch of graphs split across ranks, DDP, gathered
+    #: evaluation (docs/distributed.md).
+    supports_distributed = True
     Options = GraphTaskOptions
     options: GraphTaskOptions
 
@@ -356,6 +360,9 @@ class GraphTask(SupervisedTask):
         curve: dict[int, float] = {}  # epoch -> test figure (folds: the GIN protocol)
         main = objective.score_name
         now = {"epoch": 0}
+        # Data-parallel: DDP averages the gradients; each rank keeps its own batch-norm
+        # statistics (of its part of each batch), averaged after every epoch.
+        net = wrap(model, ctx.world, ctx.device, sync_buffers=False)
 
         def train_epoch(epoch: int) -> dict[str, float]:
             now["epoch"] = epoch
@@ -364,15 +371,17 @@ class GraphTask(SupervisedTask):
                 group["lr"] = lr
             model.train()
             total, seen = 0.0, 0
-            for batch in inputs.batcher.epoch(train_ids, o.batch_size, generator=generator,
-                                              **_cutters(ctx)):
+            # the epoch's shuffled batches; data-parallel: this rank's part of each
+            mine, per = ctx.world.shard_batches(train_ids, o.batch_size, generator)
+            for batch in inputs.batcher.epoch(mine, per, **_cutters(ctx)):
                 y = inputs.labels[batch.graphs]
                 with step.autocast():
-                    score, _ = model(batch)
+                    score, _ = net(batch)
                     loss = objective.loss(score, y)
                 step.step(loss)
                 total += loss.item() * batch.num_graphs
                 seen += batch.num_graphs
+            ctx.world.average_buffers(model)
             figures = {"loss": total / max(seen, 1), "lr": lr}
             if fold_no is not None:
                 figures["fold"] = fold_no
@@ -396,21 +405,27 @@ class GraphTask(SupervisedTask):
             return figures, score
 
         best = loop.run(train_epoch, evaluate)
+        ctx.world.check_replicas(ctx.section if fold_no is None else
+                                 f"{ctx.section}.fold{fold_no}", model)
         model.absorb_target_scaling()  # the saved model: plain weights, the targets' units
         return {"model": model, "best_epoch": int(best.epoch), "curve": curve}
 
     @torch.no_grad()
     def _predict(self, ctx: RunContext, model: GraphModel, inputs: Inputs,
                  ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(scores (n, C), embeddings (n, D)) of graphs ``ids`` in eval mode, in order."""
-        was = model.training
-        model.eval()
-        with self.autocast(ctx):  # the stage's precision; float32 out
-            parts = [model(b) for b in inputs.batcher.epoch(
-                ids, self.options.eval_batch_size, **_cutters(ctx))]
-        model.train(was)
-        return (torch.cat([p[0] for p in parts]).float(),
-                torch.cat([p[1] for p in parts]).float())
+        """(scores (n, C), embeddings (n, D)) of graphs ``ids`` in eval mode, in order;
+        data-parallel: each rank scores its share, gathered onto every rank."""
+        def scores(part: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            was = model.training
+            model.eval()
+            with self.autocast(ctx):  # the stage's precision; float32 out
+                out = [model(b) for b in inputs.batcher.epoch(
+                    part, self.options.eval_batch_size, **_cutters(ctx))]
+            model.train(was)
+            return (torch.cat([p[0] for p in out]).float(),
+                    torch.cat([p[1] for p in out]).float())
+
+        return ctx.world.in_shares(ids, scores)  # type: ignore[return-value]
 
     def _set_artifacts(self, ctx: RunContext, inputs: Inputs, model: GraphModel,
                        scores: torch.Tensor, emb: torch.Tensor, section: str) -> None:

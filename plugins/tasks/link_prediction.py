@@ -11,6 +11,7 @@ import torch
 
 from graphflow.capabilities import refuses
 from graphflow.context import RunContext
+from graphflow.distributed.ddp import ShardedDraw, ShardedEdgeBatches, wrap_link
 from graphflow.errors import ConfigError, DataError
 from graphflow.graph import GraphData
 from graphflow.linkpred.decoders import DecoderName, LinkModel, make_decoder
@@ -132,6 +133,7 @@ class LinkPrediction(SupervisedTask):
     Options = LinkPredictionOptions
     options: LinkPredictionOptions
     fanout_per_layer = True  # [sample] fanouts = one per [model] layer (checked on reading)
+    supports_distributed = True  # each rank trains on its share of the positive edges
     refusals = refuses("predictions", reason="link prediction scores node pairs, not node "
                        "classes", alternative='export what = "links" (the scored pairs) or '
                        '"embeddings"')
@@ -180,6 +182,7 @@ class LinkPrediction(SupervisedTask):
             return figures, figures.get(o.monitor)
 
         best = loop.run(runner.train_epoch, evaluate)
+        ctx.world.check_replicas(ctx.section, model)
         ctx.artifacts.model_info = {**meta, "section": ctx.section}
         return self._finish(ctx, data, model, runner.embeddings(), split, best.epoch,
                             rank_seed)
@@ -210,12 +213,20 @@ class LinkPrediction(SupervisedTask):
         feats = self.model_input(ctx, x)  # dense unless accepts_sparse
         degree = (g.in_degrees() + g.out_degrees()).float()
         self.check_layerwise(ctx, model.encoder)
+        # Data-parallel: the encoder runs through DDP (gradients averaged across ranks), each
+        # rank's loss covers its share of the positive edges; evaluation is the same on every
+        # rank (every node's embedding from the same weights).
+        net = wrap_link(model, ctx.world, ctx.device)
         if ctx.sampler is None:
             draw = NegativeSampler(o.negative_sampler, data.num_nodes, degree)
             if o.self_loops:  # GAE's A + I: every (u, u) is a positive too
                 loops = torch.arange(data.num_nodes, dtype=src.dtype)
                 src, dst = torch.cat([src, loops]), torch.cat([dst, loops])
-            return LinkFullBatch(model, step, o.loss, adj, feats, src, dst, draw,
+            if ctx.world.distributed:
+                mine = ctx.world.shard(torch.arange(src.numel()))  # (ceil(P / size),)
+                draw = ShardedDraw(draw, src, mine)
+                src, dst = src[mine], dst[mine]
+            return LinkFullBatch(net, step, o.loss, adj, feats, src, dst, draw,
                                  o.negatives, generator,
                                  inference_batch_size=self.inference_batch_size(ctx),
                                  progress=ctx.progress)
@@ -229,9 +240,11 @@ class LinkPrediction(SupervisedTask):
         if hasattr(model.encoder, "num_layers"):
             sampler.check_layers(model.encoder.num_layers)
         draw = NegativeSampler(o.negative_sampler, data.num_nodes, degree, device=graph.device)
-        edges = EdgeBatches(sampler, graph, src, dst, reverse_edge_ids(src, dst, data.num_nodes),
-                            draw, o.negatives)
-        return LinkMiniBatches(model, step, o.loss, adj, feats, edges, int(src.numel()),
+        batches, extra = (ShardedEdgeBatches, {"world": ctx.world}) if ctx.world.distributed \
+            else (EdgeBatches, {})
+        edges = batches(sampler, graph, src, dst, reverse_edge_ids(src, dst, data.num_nodes),
+                        draw, o.negatives, **extra)
+        return LinkMiniBatches(net, step, o.loss, adj, feats, edges, int(src.numel()),
                                generator, use_sampled_features=self.uses_sampled_features(feats),
                                inference_batch_size=self.inference_batch_size(ctx),
                                progress=ctx.progress, workers=self.workers(ctx))

@@ -384,11 +384,6 @@ def target_relations(graph: dgl.DGLGraph, target: str | list[str],
     return out
 
 
-def _relation_keys(src: torch.Tensor, dst: torch.Tensor, num_dst: int,
-                   undirected: bool) -> torch.Tensor:
-    return pair_keys(src, dst, num_dst, undirected)
-
-
 def typed_random_split(graph: dgl.DGLGraph, *, targets: list[Relation],
                        reverse: dict[Relation, Relation | None], val: int | float,
                        test: int | float, negatives: int, generator: torch.Generator,
@@ -416,7 +411,7 @@ def typed_random_split(graph: dgl.DGLGraph, *, targets: list[Relation],
         n_d = graph.num_nodes(d)
         src, dst = graph.edges(etype=rel)
         undirected = s == d and is_symmetric(src, dst, n_d)
-        keys = _relation_keys(src, dst, n_d, undirected)  # (E_r,)
+        keys = pair_keys(src, dst, n_d, undirected)  # (E_r,)
         edges = torch.unique(keys)  # (U,) sorted: every pair of the full relation
         cand = edges[edges // n_d != edges % n_d] if s == d else edges  # (C,) no self-pairs
         nv, nt = count_of(val, cand.numel()), count_of(test, cand.numel())
@@ -433,7 +428,7 @@ def typed_random_split(graph: dgl.DGLGraph, *, targets: list[Relation],
         rev = reverse.get(rel)
         if rev is not None:
             rs, rd = graph.edges(etype=rev)  # (v, u) edges: v of type d, u of type s
-            _mark(drop, rev, torch.isin(_relation_keys(rd, rs, n_d, undirected), every))
+            _mark(drop, rev, torch.isin(pair_keys(rd, rs, n_d, undirected), every))
         neg = []
         for p in pos:  # val, test
             try:

@@ -89,10 +89,6 @@ class TypedLinkSplit:
     def name(self, rel: Relation) -> str:
         return self.names.get(rel) or ":".join(rel)
 
-    def count(self, split: str) -> int:
-        """Held-out positives of ``split`` over every relation."""
-        return sum(s.get(split).num_pos for s in self.rels.values())
-
 
 LINK_SPLITS = ("val", "test", "candidates")
 """The ``split`` names of the ``links`` artifact's rows (``candidates``: ``score_pairs``)."""

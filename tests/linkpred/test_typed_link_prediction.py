@@ -154,3 +154,16 @@ def test_the_task_refuses_a_split_whose_held_out_edges_are_back_in_the_graph():
     with pytest.raises(DataError, match="of relation author:writes:paper is an edge of the "
                                         "training graph again"):
         typed_held_out(back, "train")
+
+
+def test_link_split_options_of_the_other_kind_of_graph_are_refused(run_toml, tmp_path):
+    typed = pipeline('[model]\ntype = "rgcn"\n').replace("negatives = 1 ",
+                                                          'path = "split.csv"\nnegatives = 1 ')
+    with pytest.raises(ConfigError, match="path \\(a split file\\) is for graphs with one node "
+                                          "type"):
+        run_toml(typed)
+    (tmp_path / "e.txt").write_text("a b\nb c\nc d\nd a\na c\n")
+    plain = ('[load]\ntype = "edgelist"\npath = "e.txt"\n[[transform]]\ntype = "link_split"\n'
+             'val = 1\ntest = 1\ntarget = "cites"\n')
+    with pytest.raises(ConfigError, match="target and reverse are for typed graphs"):
+        run_toml(plain)

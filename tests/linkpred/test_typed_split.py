@@ -126,3 +126,15 @@ def test_too_large_a_hold_out_names_the_relation():
     g = make_typed_graph().graph
     with pytest.raises(DataError, match=r"relation paper:in:venue: val \(30\) \+ test \(30\)"):
         split(g, [IN], val=30, test=30)
+
+
+def test_reverse_none_keeps_reverse_edges_and_unknown_names_are_refused():
+    g = make_typed_graph().graph
+    reverse = reverse_relations(g, {})
+    assert set(reverse.values()) == {None}
+    assert REV_WRITES in target_relations(g, "all", reverse, {})  # no pairs: every relation
+    train, sp = split(g, [WRITES], pairs={})
+    assert train.num_edges(REV_WRITES) == g.num_edges(REV_WRITES)
+    assert train.num_edges(WRITES) < g.num_edges(WRITES)
+    with pytest.raises(ConfigError, match='reverse "wrote" is not a relation of the graph'):
+        reverse_relations(g, {"writes": "wrote"})

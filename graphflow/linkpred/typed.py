@@ -11,7 +11,8 @@ trains, full batch:
   DistMult :math:`f_r(u, v) = \sum_i h_{s,u,i}\, w_{r,i}\, h_{d,v,i}`;
 * the loss (``bce`` or ``bpr``, :class:`~graphflow.train.objective.ScoredPairs`) over the
   training edges of every target relation pooled, each with ``k`` negatives ``(u, w)`` whose
-  tail ``w`` is drawn among the nodes of type ``d`` (:func:`~graphflow.linkpred.negatives.typed_samplers`).
+  tail ``w`` is drawn among the nodes of type ``d``
+  (:func:`~graphflow.linkpred.negatives.typed_samplers`).
 
 Figures per relation and overall (:func:`typed_figures`): AUC and AP of each relation's fixed
 positives against its fixed negatives; MRR and Hits@K ranking each positive ``(u, v)``

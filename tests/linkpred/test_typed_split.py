@@ -47,7 +47,8 @@ def test_held_out_edges_leave_the_relation_and_their_reverse_edges_leave_rev():
     # every other edge stays: the relation loses exactly its held-out edges (no repeats here
     # beyond the parallel copies of a held-out pair)
     assert train.num_edges(IN) == g.num_edges(IN)
-    assert train.num_edges(("venue", "rev-in", "paper")) == g.num_edges(("venue", "rev-in", "paper"))
+    rev_in = ("venue", "rev-in", "paper")
+    assert train.num_edges(rev_in) == g.num_edges(rev_in)
     lost = g.num_edges(WRITES) - train.num_edges(WRITES)
     assert lost == g.num_edges(REV_WRITES) - train.num_edges(REV_WRITES) >= held.shape[1]
     assert torch.equal(train.nodes["paper"].data["feat"], g.nodes["paper"].data["feat"])
@@ -90,7 +91,8 @@ def test_target_all_leaves_out_reverse_relations_and_names_resolve():
     reverse = reverse_relations(g, None)
     assert set(target_relations(g, "all", reverse)) == {WRITES, CITES, IN}
     assert target_relations(g, "writes", reverse) == [WRITES]
-    assert target_relations(g, ["paper:cites:paper", "writes", "writes"], reverse) == [CITES, WRITES]
+    named = ["paper:cites:paper", "writes", "writes"]
+    assert target_relations(g, named, reverse) == [CITES, WRITES]
     with pytest.raises(ConfigError, match='target "buys" is not a relation.*writes'):
         target_relations(g, "buys", reverse)
     assert relation_names(g)[WRITES] == "writes"

@@ -21,8 +21,30 @@ over all its timed epochs is reported with its least and largest (``epoch_s``,
 ``epoch_s_spread``; ``ratio`` is the medians' ratio). Before them, one epoch's batches alone
 (no training), the median of four alternating rounds: graphflow's cut, the same cut by torch
 calls (the path graphflow takes off the CPU), and DGL's ``GraphDataLoader``; ``batching_ms``
-and ``batching_ratio`` in the JSON. Quality: 10-fold GIN-protocol accuracy on MUTAG with both
-sides on the same folds (graphflow.graphs.folds, seed 0).
+and ``batching_ratio`` in the JSON.
+
+Quality (``quality`` in the JSON; ``--skip-speed`` runs it alone): 10-fold GIN-protocol
+accuracy (``cv_gin_acc``: the best epoch of the fold-mean test curve) with every side on the
+same folds (graphflow.graphs.folds, from each seed), batches of 32, 100 epochs, Adam lr 0.01
+halved every 50, on MUTAG and on a generated TU collection of 600 graphs in 6 classes that
+differ in their motifs (``examples/data/make_motifs.py``, written to a temporary folder and
+read by graphflow's ``tu`` loader). The sides (``--sides``):
+
+* ``dgl``: DGL's GIN example (``examples/pytorch/gin/train.py``) as written there: 4
+  ``GINConv`` layers (eps 0 fixed) of ``Linear -> BatchNorm -> ReLU -> Linear`` MLPs without
+  biases, batch norm and ReLU after every layer, ``SumPooling`` of every layer's output and
+  the input's, each scored by its own ``nn.Linear``, dropout 0.5 on each layer's scores, the
+  scores summed (on the same graphs: no self-loops added, see docs/graph_classification.md);
+* ``graphflow``: what ``[model] type = "gin"``, ``norm = "batch"`` and a graph task build by
+  default (the same network: ``tests/graphs/test_gin_parity.py``);
+* ``graphflow-features``: the same with ``readout_dropout = "features"`` (dropout on the
+  read-out vectors before the linear maps);
+* ``graphflow-before``: graphflow's recipe before it followed DGL's: dropout on the
+  read-out vectors, no batch norm inside the MLPs, the last layer's output raw;
+* ``graphflow-plain-mlp``, ``graphflow-raw-last``: the recipe without the MLPs' batch
+  norm, or with the last layer's output raw (one difference each);
+* ``dgl-before``: the DGL network of the timed part (no batch norm inside the MLPs, the
+  last layer raw, dropout before the linear maps): the same as ``graphflow-before``.
 
     flock /tmp/graphflow-bench.lock python benchmarks/graph_classification.py
     python benchmarks/graph_classification.py --graphs 20000 --epochs 1 --mutag-epochs 50
@@ -30,6 +52,8 @@ sides on the same folds (graphflow.graphs.folds, seed 0).
         --skip-quality   # small graphs: each batch's fixed cost
     python benchmarks/graph_classification.py --edge-features 4   # GINE on both sides
     python benchmarks/graph_classification.py --batch 128  # DGL's GIN example's batch size
+    OMP_NUM_THREADS=1 python benchmarks/graph_classification.py --skip-speed --threads 1 \
+        --sets motifs --seeds 0,1,2 --sides graphflow,graphflow-features,dgl
 
 With ``--edge-features D`` every generated edge gets a random one-hot type of D (both
 directions the same) and both sides train GINE instead (Hu et al. 2020: the same network with
@@ -44,7 +68,8 @@ batch over the products alone: what a step running the same products could reach
 else free) and what 2x DGL's batch would leave the rest of graphflow's step.
 
 The last line is JSON: ``ratio`` = DGL epoch time / graphflow epoch time on the generated
-collection (medians), ``ratio_spread`` its range over epoch pairs, and the MUTAG figures.
+collection (medians), ``ratio_spread`` its range over epoch pairs, and the quality figures
+(per set, per seed, per side, and each side's mean over the seeds).
 ``--record`` also saves it under ``benchmarks/results/graph_classification/``.
 """
 
@@ -70,7 +95,7 @@ from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.graphs.batch import GraphBatcher  # noqa: E402
 from graphflow.runtime import allocator  # noqa: E402
 from graphflow.graphs.folds import fold_parts, stratified_folds  # noqa: E402
-from graphflow.graphs.model import GraphModel  # noqa: E402
+from graphflow.graphs.model import DropoutOn, GraphModel  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
@@ -126,6 +151,26 @@ def mutag(path: Path) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
     return data.graph, data.graphs.graph_ptr, data.graphs.labels
 
 
+def motifs(seed: int = 0) -> tuple[dgl.DGLGraph, torch.Tensor, torch.Tensor]:
+    """The generated 6-class motif collection (``examples/data/make_motifs.py``, its own seed
+    0 whatever the run's), written as TU files to a temporary folder and read back by
+    graphflow's ``tu`` loader, node labels one-hot as features."""
+    import tempfile
+
+    from graphflow_plugins.loaders.tu import TULoader, TUOptions
+
+    sys.path.insert(0, str(REPO / "examples" / "data"))
+    try:
+        import make_motifs
+    finally:
+        sys.path.pop(0)
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = make_motifs.write_tu(Path(tmp), make_motifs.collection(600, seed))
+        data = TULoader(TUOptions(path=folder, name=make_motifs.NAME, features="labels")) \
+            .load(None)
+    return data.graph, data.graphs.graph_ptr, data.graphs.labels
+
+
 def split_graphs(g: dgl.DGLGraph, ptr: torch.Tensor) -> list[dgl.DGLGraph]:
     """The collection as DGL's recipe holds it: one DGLGraph per graph, built untimed, with
     its sparse formats (COO, CSR, CSC) built too (``create_formats_``), as graphflow's CSR
@@ -155,6 +200,68 @@ def graphflow_model(in_dim: int, classes: int, probe, edges: bool = False) -> Gr
     encoder = kind(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0)) \
         .build(in_dim, HIDDEN)
     return GraphModel.probe(encoder, probe, "all", classes, pooling="sum", dropout=0.5)
+
+
+RECIPES: dict[str, dict] = {
+    "graphflow": {},
+    "graphflow-features": {"dropout_on": "features"},
+    "graphflow-before": {"dropout_on": "features", "mlp_norm": "none", "norm_last": False},
+    "graphflow-plain-mlp": {"mlp_norm": "none"},
+    "graphflow-raw-last": {"norm_last": False},
+}
+"""graphflow's sides in the quality part: changes to the recipe (``recipe_model``)."""
+
+
+def recipe_model(in_dim: int, classes: int, probe, dropout_on: DropoutOn = "scores",
+                 mlp_norm: str = "auto", norm_last: bool = True) -> GraphModel:
+    """graphflow's ``gin`` as a graph task builds it by default (``norm = "batch"``, no
+    dropout in the stack): the GIN recipe of DGL's example, or one of its variants."""
+    encoder = GINModel(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0,
+                                  mlp_norm=mlp_norm, norm_last=norm_last)).build(in_dim, HIDDEN)
+    return GraphModel.probe(encoder, probe, "all", classes, pooling="sum", dropout=0.5,
+                            dropout_on=dropout_on)
+
+
+class ExampleMLP(nn.Module):
+    """DGL's GIN example's MLP: ``Linear -> BatchNorm -> ReLU -> Linear``, no biases."""
+
+    def __init__(self, input_dim: int, hidden_dim: int, output_dim: int):
+        super().__init__()
+        self.linears = nn.ModuleList([nn.Linear(input_dim, hidden_dim, bias=False),
+                                      nn.Linear(hidden_dim, output_dim, bias=False)])
+        self.batch_norm = nn.BatchNorm1d(hidden_dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.linears[1](F.relu(self.batch_norm(self.linears[0](x))))
+
+
+class DGLExampleGIN(nn.Module):
+    """DGL's GIN example's model (``examples/pytorch/gin/train.py``, ``GIN``) with its
+    widths as parameters: ``LAYERS`` GINConv layers (eps 0, fixed), batch norm and ReLU after
+    each, every layer's output and the input sum-pooled and scored by its own linear map,
+    dropout on each layer's scores, the scores summed."""
+
+    def __init__(self, in_dim: int, classes: int):
+        super().__init__()
+        GINConv, SumPooling = dgl.nn.GINConv, dgl.nn.SumPooling
+        self.ginlayers = nn.ModuleList(
+            GINConv(ExampleMLP(in_dim if i == 0 else HIDDEN, HIDDEN, HIDDEN), learn_eps=False)
+            for i in range(LAYERS))
+        self.batch_norms = nn.ModuleList(nn.BatchNorm1d(HIDDEN) for _ in range(LAYERS))
+        self.linear_prediction = nn.ModuleList(
+            nn.Linear(in_dim if i == 0 else HIDDEN, classes) for i in range(LAYERS + 1))
+        self.drop = nn.Dropout(0.5)
+        self.pool = SumPooling()
+
+    def forward(self, g: dgl.DGLGraph, h: torch.Tensor) -> torch.Tensor:
+        hidden_rep = [h]
+        for i, layer in enumerate(self.ginlayers):
+            h = F.relu(self.batch_norms[i](layer(g, h)))
+            hidden_rep.append(h)
+        score = 0
+        for i, h in enumerate(hidden_rep):
+            score = score + self.drop(self.linear_prediction[i](self.pool(g, h)))
+        return score
 
 
 class DGLGIN(nn.Module):
@@ -195,16 +302,20 @@ class DGLGIN(nn.Module):
 class GraphflowSide:
     name = "graphflow"
 
-    def __init__(self, g, ptr, labels, classes, seed, workers: int = 0, batch: int = BATCH):
+    def __init__(self, g, ptr, labels, classes, seed, workers: int = 0, batch: int = BATCH,
+                 recipe: dict | None = None, name: str = "graphflow"):
         edges = "edge_feat" in g.edata
+        self.name = name
         self.batch_size = batch
         adj = Adjacency.from_graph(g, feat="edge_feat" if edges else None)
         self.batcher = GraphBatcher(adj, ptr, g.ndata["feat"])
         self.workers = workers  # background threads cutting the batches (0: inline)
         self.labels = labels
         torch.manual_seed(seed)
-        self.model = graphflow_model(g.ndata["feat"].shape[1], classes,
-                                     self.batcher.batch(torch.tensor([0])), edges)
+        probe = self.batcher.batch(torch.tensor([0]))
+        self.model = graphflow_model(g.ndata["feat"].shape[1], classes, probe, edges) \
+            if recipe is None else recipe_model(g.ndata["feat"].shape[1], classes, probe,
+                                                **recipe)
         self.opt = make_optimizer("adam", self.model, lr=LR, weight_decay=0.0)
         self.gen = torch.Generator().manual_seed(seed)
 
@@ -233,13 +344,16 @@ class GraphflowSide:
 class DGLSide:
     name = "dgl"
 
-    def __init__(self, graphs, labels, classes, seed, batch: int = BATCH):
+    def __init__(self, graphs, labels, classes, seed, batch: int = BATCH,
+                 example: bool = False, name: str = "dgl"):
         self.graphs, self.labels = graphs, labels
         self.batch_size = batch
+        self.name = name
         torch.manual_seed(seed)
         edge = graphs[0].edata.get("edge_feat")
-        self.model = DGLGIN(graphs[0].ndata["feat"].shape[1], classes,
-                            0 if edge is None else int(edge.shape[1]))
+        in_dim = graphs[0].ndata["feat"].shape[1]
+        self.model = DGLExampleGIN(in_dim, classes) if example else \
+            DGLGIN(in_dim, classes, 0 if edge is None else int(edge.shape[1]))
         self.opt = make_optimizer("adam", self.model, lr=LR, weight_decay=0.0)  # the same Adam
         self.seed = seed
 
@@ -275,9 +389,13 @@ class DGLSide:
         return correct / ids.numel()
 
 
-def set_lr(side, epoch: int) -> None:
+LR_STEP = 50
+"""Epochs between the halvings of the learning rate (``--lr-step``; DGL's GIN example: 50)."""
+
+
+def set_lr(side, epoch: int, step: int = LR_STEP) -> None:
     for group in side.opt.param_groups:
-        group["lr"] = LR * 0.5 ** ((epoch - 1) // 50)
+        group["lr"] = LR * 0.5 ** ((epoch - 1) // step)
 
 
 # --------------------------------------------------------------------------- runs
@@ -381,23 +499,43 @@ def batching(ours: GraphflowSide, theirs: DGLSide, train: torch.Tensor, seed: in
     return med
 
 
-def quality(path: Path, epochs: int, seed: int) -> dict:
-    g, ptr, labels = mutag(path)
+SIDES = ("graphflow", "graphflow-features", "dgl")
+"""The quality part's default sides (``--sides``; the others: ``graphflow-before``,
+``graphflow-plain-mlp``, ``graphflow-raw-last``, ``dgl-before``)."""
+KNOWN_SIDES = (*RECIPES, "dgl", "dgl-before")
+
+
+def make_side(name: str, g, graphs, ptr, labels, classes: int, seed: int):
+    """One quality side, its model drawn from ``seed`` (``QUALITY_BATCH`` graphs a batch)."""
+    if name in RECIPES:
+        return GraphflowSide(g, ptr, labels, classes, seed, batch=QUALITY_BATCH,
+                             recipe=RECIPES[name], name=name)
+    return DGLSide(graphs, labels, classes, seed, QUALITY_BATCH, example=name == "dgl",
+                   name=name)
+
+
+def quality(g, ptr, labels, epochs: int, seed: int, sides=SIDES, what: str = "",
+            lr_step: int = LR_STEP) -> dict:
+    """``cv_gin_acc`` of every side on the same 10 stratified folds of ``seed`` (each fold's
+    models drawn from ``seed + fold``): the best epoch of the fold-mean test curve, its std
+    over folds, and the mean accuracy at the last epoch."""
     graphs = split_graphs(g, ptr)
     n = labels.shape[0]
-    curves: dict[str, list[list[float]]] = {"graphflow": [], "dgl": []}
+    classes = int(labels.max()) + 1
+    curves: dict[str, list[list[float]]] = {name: [] for name in sides}
     for f, test in enumerate(stratified_folds(labels, n, 10, seed=seed)):
         fold = fold_parts(test, n, labels, val_fraction=0.0, seed=seed + f)
-        for side in (GraphflowSide(g, ptr, labels, 2, seed + f, batch=QUALITY_BATCH),
-                     DGLSide(graphs, labels, 2, seed + f, QUALITY_BATCH)):
+        for name in sides:
+            side = make_side(name, g, graphs, ptr, labels, classes, seed + f)
             curve = []
             for epoch in range(1, epochs + 1):
-                set_lr(side, epoch)
+                set_lr(side, epoch, lr_step)
                 side.epoch(fold.train)
                 curve.append(side.accuracy(fold.test))
-            curves[side.name].append(curve)
-        print(f"fold {f}: graphflow {curves['graphflow'][-1][-1]:.3f}, dgl "
-              f"{curves['dgl'][-1][-1]:.3f} (last epoch)", file=sys.stderr)
+            curves[name].append(curve)
+        print(f"{what} seed {seed} fold {f}: " + ", ".join(
+            f"{k} {v[-1][-1]:.3f}" for k, v in curves.items()) + " (last epoch)",
+            file=sys.stderr)
     out = {}
     for name, c in curves.items():
         t = torch.tensor(c)  # (folds, epochs)
@@ -405,6 +543,32 @@ def quality(path: Path, epochs: int, seed: int) -> dict:
         best = int(mean.argmax())
         out[name] = {"gin_acc": float(mean[best]), "std": float(t[:, best].std(unbiased=False)),
                      "epoch": best + 1, "last_epoch_acc": float(t[:, -1].mean())}
+    return out
+
+
+def quality_sets(names: list[str], mutag_path: Path, epochs: int, seeds: list[int],
+                 sides, lr_step: int = LR_STEP) -> dict:
+    """:func:`quality` on every set and seed; per set, each side's figures by seed and their
+    mean and range over the seeds."""
+    loaders = {"mutag": lambda: mutag(mutag_path), "motifs": motifs}
+    out: dict[str, dict] = {}
+    for name in names:
+        if name == "mutag" and not mutag_path.exists():
+            print(f"MUTAG not found at {mutag_path}: skipped", file=sys.stderr)
+            continue
+        g, ptr, labels = loaders[name]()
+        runs = {seed: quality(g, ptr, labels, epochs, seed, sides, name, lr_step)
+                for seed in seeds}
+        summary = {}
+        for side in sides:
+            accs = [runs[seed][side]["gin_acc"] for seed in seeds]
+            summary[side] = {"mean": sum(accs) / len(accs), "min": min(accs),
+                             "max": max(accs)}
+            print(f"{name} {side}: cv_gin_acc " + ", ".join(f"{a:.3f}" for a in accs)
+                  + f" (seeds {', '.join(map(str, seeds))}; mean {summary[side]['mean']:.3f})",
+                  file=sys.stderr)
+        out[name] = {"graphs": int(labels.shape[0]), "epochs": epochs, "lr_step": lr_step,
+                     "seeds": {str(k): v for k, v in runs.items()}, "mean": summary}
     return out
 
 
@@ -428,7 +592,20 @@ def main() -> None:
                         f"DGL's GIN example uses 128; MUTAG trains on {QUALITY_BATCH})")
     p.add_argument("--mutag", type=Path,
                    default=Path(__file__).resolve().parents[2] / "shared/data/mutag/MUTAG.mat")
-    p.add_argument("--mutag-epochs", type=int, default=100)
+    p.add_argument("--quality-epochs", "--mutag-epochs", dest="quality_epochs", type=int,
+                   default=100, help="epochs per fold in the quality part (default 100)")
+    p.add_argument("--lr-step", type=int, default=LR_STEP,
+                   help=f"quality part: halve the learning rate every this many epochs "
+                        f"(default {LR_STEP}, DGL's GIN example's)")
+    p.add_argument("--sets", default="mutag,motifs",
+                   help="quality sets, comma-separated: mutag, motifs (default both)")
+    p.add_argument("--seeds", default=None,
+                   help="quality seeds, comma-separated (default: --seed)")
+    p.add_argument("--sides", default=",".join(SIDES),
+                   help=f"quality sides, comma-separated, of {', '.join(KNOWN_SIDES)} "
+                        f"(default {','.join(SIDES)})")
+    p.add_argument("--skip-speed", action="store_true",
+                   help="the quality part alone (no timed epochs)")
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
     p.add_argument("--product-batches", type=int, default=16,
                    help="graphflow batches whose dense products are recorded and run alone "
@@ -455,6 +632,22 @@ def main() -> None:
         p.error(f"--product-batches must be at least 0, got {a.product_batches}")
     if a.edge_features < 0:
         p.error(f"--edge-features must be at least 0, got {a.edge_features}")
+    sets = [x for x in a.sets.split(",") if x]
+    sides = [x for x in a.sides.split(",") if x]
+    for x in sets:
+        if x not in ("mutag", "motifs"):
+            p.error(f'--sets: unknown set "{x}"; choices: mutag, motifs')
+    for x in sides:
+        if x not in KNOWN_SIDES:
+            p.error(f'--sides: unknown side "{x}"; choices: {", ".join(KNOWN_SIDES)}')
+    try:
+        seeds = [a.seed] if a.seeds is None else [int(x) for x in a.seeds.split(",") if x]
+    except ValueError:
+        p.error(f"--seeds takes integers separated by commas, got {a.seeds!r}")
+    if a.lr_step < 1:
+        p.error(f"--lr-step must be at least 1, got {a.lr_step}")
+    if a.skip_speed and a.skip_quality:
+        p.error("--skip-speed and --skip-quality leave nothing to run; drop one")
     if not 1 <= a.min_nodes <= a.max_nodes:
         p.error(f"need 1 <= --min-nodes <= --max-nodes, got {a.min_nodes} and {a.max_nodes}")
     load_before = load_average()
@@ -465,16 +658,20 @@ def main() -> None:
               "torch": torch.__version__, "dgl": dgl.__version__, "batch_size": a.batch,
               "hidden": HIDDEN, "gin_layers": LAYERS}
     result["workers"] = a.workers
-    result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes),
-                        a.product_batches, a.edge_features, a.batch, a.warmup))
+    if not a.skip_speed:
+        result.update(speed(a.graphs, a.epochs, a.seed, a.workers, (a.min_nodes, a.max_nodes),
+                            a.product_batches, a.edge_features, a.batch, a.warmup))
     if a.edge_features and not a.skip_quality:
-        print("MUTAG has no edge features: the quality part is skipped with --edge-features",
+        print("the quality sets have no edge features: the quality part is skipped with "
+              "--edge-features", file=sys.stderr)
+    elif not a.skip_quality:
+        result["quality"] = quality_sets(sets, a.mutag, a.quality_epochs, seeds, sides,
+                                         a.lr_step)
+    if "ratio" in result:
+        r = result["ratio_spread"]
+        print(f"ratio (DGL / graphflow, medians of {r['n']} alternating epochs each): "
+              f"{result['ratio']:.2f} (epoch pairs {r['min']:.2f}-{r['max']:.2f})",
               file=sys.stderr)
-    elif not a.skip_quality and a.mutag.exists():
-        result["mutag"] = quality(a.mutag, a.mutag_epochs, a.seed)
-    r = result["ratio_spread"]
-    print(f"ratio (DGL / graphflow, medians of {r['n']} alternating epochs each): "
-          f"{result['ratio']:.2f} (epoch pairs {r['min']:.2f}-{r['max']:.2f})", file=sys.stderr)
     if a.record:
         write("graph_classification", result, load_before=load_before)
     print(json.dumps(result))

@@ -4,11 +4,25 @@ The ``[model]`` keeps the model-input contract of node tasks: its module maps
 ``(adj, x)`` to node vectors (n, D). :class:`GraphModel` pools them per graph and scores the
 graph:
 
-* ``layers = "last"``: :math:`s_b = W \,\mathrm{drop}(\mathrm{readout}(h^{(L)})_b) + c`;
+* ``layers = "last"``: :math:`s_b = \mathrm{drop}(W \,\mathrm{readout}(h^{(L)})_b + c)`;
 * ``layers = "all"`` (the GIN paper, Xu et al. 2019, eq. 4.2): every layer's output, the input
   features included, is read out and scored by its own linear map, and the scores add up,
-  :math:`s_b = \sum_{l=0}^{L} W_l \,\mathrm{drop}(\mathrm{readout}(h^{(l)})_b) + c_l`
-  (computed as one product over the concatenated read-out vectors, dropped in one draw).
+  :math:`s_b = \sum_{l=0}^{L} \mathrm{drop}(W_l \,\mathrm{readout}(h^{(l)})_b + c_l)`.
+
+Where the dropout sits (``dropout_on``):
+
+* ``"scores"`` (default): on each layer's C-wide scores, after its linear map, as the GIN
+  paper's code (``F.dropout(linears_prediction[l](pooled_h))``) and DGL's GIN example
+  (``drop(linear_prediction[i](pooled_h))``) do;
+* ``"features"``: on the read-out vectors before the linear maps,
+  :math:`s_b = \sum_l W_l\,\mathrm{drop}(r_l) + c_l` (D-wide vectors, one draw over
+  their concatenation): a different regulariser, graphflow's placement before the recipe's.
+
+Either way the product is one: ``"features"`` multiplies the concatenated read-out vectors by
+``[W_0 ... W_L]``; ``"scores"`` in training multiplies them by the block matrix whose block
+``l`` is ``W_l`` (zero elsewhere), giving every layer's scores (B, L + 1, C) in one product,
+drops them in one draw and sums over the layers. In eval mode (no dropout) both are the
+plain product ``[W_0 ... W_L] [r_0 ... r_L] + sum_l c_l``.
 
 Per-layer outputs come from the module's optional ``layer_outputs(adj, x) -> [x, h_1, ...,
 h_L]`` (every :class:`~graphflow.nn.stack.GNNStack` has it); a module without it gives its
@@ -28,6 +42,8 @@ from graphflow.graphs.batch import GraphBatch
 from graphflow.graphs.readout import Pooling, Readout
 
 ReadoutLayers = Literal["last", "all"]
+DropoutOn = Literal["scores", "features"]
+DROPOUT_ON: tuple[str, ...] = ("scores", "features")
 
 
 def has_layer_outputs(module: nn.Module) -> bool:
@@ -44,12 +60,18 @@ class GraphModel(nn.Module):
     :param out_dim: classes or targets.
     :param pooling: the readout (``sum``, ``mean``, ``max``, ``attention``).
     :param layers: ``last`` or ``all`` (needs ``layer_outputs``).
-    :param dropout: dropout on each read-out vector before its linear map.
+    :param dropout: the head's dropout rate.
+    :param dropout_on: ``scores`` (each layer's scores after its linear map: the GIN recipe)
+        or ``features`` (the read-out vectors before the maps).
     """
 
     def __init__(self, encoder: nn.Module, widths: list[int], out_dim: int, *,
-                 pooling: Pooling, layers: ReadoutLayers, dropout: float):
+                 pooling: Pooling, layers: ReadoutLayers, dropout: float,
+                 dropout_on: DropoutOn = "scores"):
         super().__init__()
+        if dropout_on not in DROPOUT_ON:
+            raise ValueError(f'unknown dropout placement "{dropout_on}"; choices: '
+                             f'{", ".join(DROPOUT_ON)}')
         self.encoder = encoder
         self.read_layers = layers
         self.readouts = nn.ModuleList(Readout(pooling, w) for w in widths)
@@ -63,6 +85,14 @@ class GraphModel(nn.Module):
         self.weight = nn.Parameter(torch.cat([h.weight.detach() for h in heads], dim=1))
         self.bias = nn.Parameter(torch.stack([h.bias.detach() for h in heads]))
         self.drop = nn.Dropout(dropout)
+        self.dropout_on = dropout_on
+        # (L + 1, 1, sum(read_widths)) 0/1, which columns of ``weight`` are layer l's: the
+        # block matrix of dropout_on = "scores" is weight times this mask
+        column_layer = torch.repeat_interleave(torch.arange(len(self.read_widths)),
+                                               torch.tensor(self.read_widths))
+        self.register_buffer("layer_mask", (torch.arange(len(self.read_widths))[:, None]
+                                            == column_layer[None, :]).float().unsqueeze(1),
+                             persistent=False)
         self.widths = list(widths)
         self.out_dim = out_dim
         # Regression targets trained in standard units (scale_targets): the head's output is
@@ -81,20 +111,33 @@ class GraphModel(nn.Module):
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
         r"""``(scores (B, out_dim), embeddings (B, sum(read_widths)))``.
 
-        The per-layer heads run as one product, :math:`\sum_l W_l\,\mathrm{drop}(r_l) + c_l =
-        [W_0 \cdots W_L]\,\mathrm{drop}([r_0 \cdots r_L]) + \sum_l c_l` (``weight`` and
-        ``bias``), in place of one product and one sum per layer. The dropout is one draw over
-        the concatenated read-out vectors: each entry kept or dropped independently, as with
-        one draw per layer, in one call instead of one per layer (each call has a fixed cost
-        of tens of microseconds on the CPU).
+        The per-layer heads run as one product (``weight`` and ``bias``), in place of one
+        product and one sum per layer; the dropout is one draw, each entry kept or dropped
+        independently as with one draw per layer, in one call instead of one per layer (each
+        call has a fixed cost of tens of microseconds on the CPU). See the module docstring
+        for the two placements.
         """
         seg = batch.segment()
         pooled = [r(h, seg, batch.ptr) for r, h in zip(self.readouts, self.node_vectors(batch))]
         emb = pooled[0] if len(pooled) == 1 else torch.cat(pooled, dim=1)  # (B, sum(read_w.))
-        scores = F.linear(self.drop(emb), self.weight, self.bias.sum(0))
+        return self.score(emb), emb
+
+    def score(self, emb: torch.Tensor) -> torch.Tensor:
+        """The head on the read-out vectors ``emb`` (B, sum(read_widths)) -> (B, out_dim),
+        with the dropout where ``dropout_on`` puts it (active in training mode only)."""
+        dropping = self.training and self.drop.p > 0
+        if not dropping:  # one product: sum_l W_l r_l + c_l
+            scores = F.linear(emb, self.weight, self.bias.sum(0))
+        elif self.dropout_on == "features":
+            scores = F.linear(self.drop(emb), self.weight, self.bias.sum(0))
+        else:  # every layer's scores (B, L + 1, C) from one product with the block matrix
+            layers, c = self.bias.shape
+            block = self.weight.unsqueeze(0) * self.layer_mask  # (L + 1, C, W)
+            per_layer = F.linear(emb, block.reshape(layers * c, -1), self.bias.reshape(-1))
+            scores = self.drop(per_layer.view(-1, layers, c)).sum(1)  # (B, C)
         if self._scaled:
             scores = torch.addcmul(self.target_shift, scores, self.target_scale)
-        return scores, emb
+        return scores
 
     def scale_targets(self, shift: torch.Tensor, scale: torch.Tensor) -> None:
         """Train the head in standard units: its output ``s`` becomes ``s * scale + shift``
@@ -144,7 +187,8 @@ class GraphModel(nn.Module):
 
     @classmethod
     def probe(cls, encoder: nn.Module, batch: GraphBatch, layers: ReadoutLayers,
-              out_dim: int, *, pooling: Pooling, dropout: float) -> GraphModel:
+              out_dim: int, *, pooling: Pooling, dropout: float,
+              dropout_on: DropoutOn = "scores") -> GraphModel:
         """Build one for ``encoder``, finding the read-out widths from one forward pass on
         ``batch`` (so that any third-party model works without declaring its widths)."""
         was = encoder.training
@@ -156,4 +200,5 @@ class GraphModel(nn.Module):
                 outs = [encoder(batch.adj, batch.x)]
         encoder.train(was)
         widths = [int(h.reshape(h.shape[0], -1).shape[1]) for h in outs]
-        return cls(encoder, widths, out_dim, pooling=pooling, layers=layers, dropout=dropout)
+        return cls(encoder, widths, out_dim, pooling=pooling, layers=layers, dropout=dropout,
+                   dropout_on=dropout_on)

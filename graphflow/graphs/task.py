@@ -39,7 +39,8 @@ from graphflow.graphs.batch import GraphBatcher
 from graphflow.graphs.collection import GraphCollection
 from graphflow.graphs.folds import (Fold, FoldIndex, fold_parts, read_fold_file,
                                     stratified_folds, stratified_parts)
-from graphflow.graphs.model import GraphModel, ReadoutLayers, has_layer_outputs
+from graphflow.graphs.model import (DropoutOn, GraphModel, ReadoutLayers,
+                                    has_layer_outputs)
 from graphflow.graphs.objective import GraphObjective, TargetKind
 from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
@@ -76,7 +77,11 @@ class GraphTaskOptions(SupervisedOptions):
         "all", 'Read out "all" layers (the input included; the GIN paper) or the "last" one. '
                "A model without per-layer outputs (layer_outputs) uses its last layer.")
     hidden: int = option(64, "Width of the node vectors the [model] outputs (its out_dim).")
-    dropout: float = option(0.5, "Dropout on each read-out vector before its linear head.")
+    dropout: float = option(0.5, "Dropout of the read-out head (where: readout_dropout).")
+    readout_dropout: DropoutOn = option(
+        "scores", 'Where the head drops: "scores", each layer\'s scores after its linear map '
+                  '(the GIN paper\'s code, DGL\'s GIN example), or "features", the read-out '
+                  "vectors before the maps.")
     split: list[float] = option(
         [0.8, 0.1, 0.1], "train/val/test fractions of a stratified random split of the "
                          "graphs, when the collection has no graph masks and folds = 0.")
@@ -168,6 +173,11 @@ class GraphTask(SupervisedTask):
 
     def _kind(self, graphs: GraphCollection) -> TargetKind:
         raise NotImplementedError
+
+    def model_defaults(self, model: str, *, sampled: bool) -> dict[str, Any]:
+        """GIN's layers as the GIN recipe's (DGL's GIN example): the last layer's output is
+        read out, so it gets the norm and activation of the hidden ones (``norm_last``)."""
+        return {"norm_last": True} if model in ("gin", "gine") else {}
 
     def _fold_objective(self, objective: GraphObjective, train_labels: torch.Tensor,
                         model: GraphModel) -> GraphObjective:
@@ -325,7 +335,8 @@ class GraphTask(SupervisedTask):
         layers = o.readout_layers if has_layer_outputs(encoder) else "last"
         probe = inputs.batcher.batch(fold.train[:1].to(ctx.device))
         model = GraphModel.probe(encoder.to(ctx.device), probe, layers, objective.out_dim,
-                                 pooling=o.readout, dropout=o.dropout).to(ctx.device)
+                                 pooling=o.readout, dropout=o.dropout,
+                                 dropout_on=o.readout_dropout).to(ctx.device)
         return model, layers
 
     def _train_fold(self, ctx: RunContext, inputs: Inputs, fold: Fold, fold_no: int | None, *,

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from torch import nn
 
 from graphflow.components import Model
 from graphflow.nn.gin import GINConv
 from graphflow.nn.linear import Linear
-from graphflow.nn.stack import GNNStack, Norm, make_norm
+from graphflow.nn.stack import GNNStack, Norm, make_activation, make_norm
 from graphflow.options import option
 from graphflow_plugins.models.options import StackOptions
 
@@ -19,14 +20,24 @@ class GINOptions(StackOptions):
     eps: float = option(0.0, "Initial epsilon: the weight (1 + eps) of a node's own features.")
     learn_eps: bool = option(False, "Learn epsilon (GIN-eps) instead of fixing it (GIN-0).")
     mlp_layers: int = option(2, "Linear layers in each layer's MLP (ReLU between them).")
-    mlp_norm: Norm = option("none", "Normalisation inside each MLP, after every linear map but "
-                            "the last (the GIN paper's and DGL's GIN example: batch): none, "
-                            "batch or layer.")
+    mlp_norm: Literal["auto", "none", "batch", "layer"] = option(
+        "auto", "Normalisation inside each MLP, after every linear map but the last: auto "
+                "(the stack's norm: with norm = batch, batch norm inside the MLPs as in the GIN "
+                "paper's code and DGL's GIN example), none, batch or layer.")
+    norm_last: bool = option(
+        False, "Apply the norm and activation after the last layer too, as after the hidden "
+               "ones (the GIN recipe, where every layer's output is read out; the graph tasks "
+               "turn it on). False: the last layer's output is raw (node tasks' logits).")
 
     def __post_init__(self) -> None:
         super().__post_init__()
         if self.mlp_layers < 1:
             raise ValueError(f"mlp_layers must be >= 1, got {self.mlp_layers}")
+
+    @property
+    def inner_norm(self) -> Norm:
+        """The norm inside the MLPs: ``mlp_norm``, the stack's ``norm`` when ``auto``."""
+        return self.norm if self.mlp_norm == "auto" else self.mlp_norm
 
 
 def mlp(in_dim: int, hidden: int, out_dim: int, layers: int, norm: str = "none") -> nn.Module:
@@ -49,6 +60,10 @@ class GINModel(Model):
 
     Each layer computes :math:`\mathrm{MLP}\big((1 + \epsilon) h_i + \sum_{j \in N(i)} h_j\big)`;
     the MLP has ``mlp_layers`` linear maps (the output layer's MLP ends in the classes).
+    With ``norm = "batch"``, ``mlp_norm = "auto"``, ``eps = 0`` and ``norm_last`` (what the
+    graph tasks default to), a layer is DGL's GIN example's exactly: ``ReLU(BN(W_2 ReLU(BN(W_1
+    ((1 + 0) h_i + sum_j h_j)))))``, the inner linear maps with biases (DGL's have none: a
+    bias followed by a batch norm adds nothing to the function).
     """
 
     name = "gin"
@@ -63,8 +78,12 @@ class GINModel(Model):
         layers = []
         for i in range(n):
             inner = dims[i + 1] if i < n - 1 else dims[i]
-            layers.append(self.layer(mlp(dims[i], inner, dims[i + 1], o.mlp_layers,
-                                         o.mlp_norm), dims[i]))
+            h = mlp(dims[i], inner, dims[i + 1], o.mlp_layers, o.inner_norm)
+            if i == n - 1 and o.norm_last:  # the stack's norm and activation, as a hidden layer's
+                if o.norm != "none":
+                    h.append(make_norm(o.norm, dims[i + 1]))
+                h.append(make_activation(o.activation, inplace=True))
+            layers.append(self.layer(h, dims[i]))
         return GNNStack(layers, dims, activation=o.activation, dropout=o.dropout,
                         input_dropout=o.input_dropout, norm=o.norm, residual=o.residual)
 

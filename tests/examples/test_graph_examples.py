@@ -32,8 +32,12 @@ def test_bond_types_need_the_edge_features(cli, tmp_path):
     code, out, err = cli("run", example, "--out-dir", tmp_path / "gin", "--set",
                          "model.type=gin")
     assert code == 0, err
-    record = json.loads((tmp_path / "gin" / "run.json").read_text())
-    assert record["metrics"]["train_acc"] == 0.5  # one output for both classes' graphs
+    # one output for both classes' graphs of a size (rings of 5 to 8 atoms, 6 graphs each,
+    # half of either class): gin can at best learn the training graphs' majority by size
+    table = pacsv.read_csv(tmp_path / "gin" / "predictions.csv").to_pydict()
+    prob = dict(zip(table["id"], table["probability"]))
+    for size in range(4):
+        assert len({round(prob[g], 5) for g in range(6 * size + 1, 6 * size + 7)}) == 1, prob
 
 
 @pytest.mark.cuda

@@ -1,6 +1,8 @@
 """GraphModel: the per-layer heads as one product equal the GIN paper's sum of per-layer
-scores, dropout included (one draw over the concatenated read-outs)."""
+scores, dropout included (on the scores: one draw over every layer's scores; on the
+features: one draw over the concatenated read-outs)."""
 
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -12,7 +14,7 @@ from graphflow.sparse import Adjacency
 from graphflow_plugins.models.gin import GINModel, GINOptions
 
 
-def setup():
+def setup(dropout_on="scores"):
     gen = torch.Generator().manual_seed(3)
     sizes = torch.randint(2, 9, (12,), generator=gen)  # 12 graphs of 2-8 nodes
     ptr = torch.cat([torch.zeros(1, dtype=torch.int64), sizes.cumsum(0)])
@@ -25,19 +27,25 @@ def setup():
     batch = batcher.batch(torch.tensor([4, 0, 7, 11, 2]))
     torch.manual_seed(0)
     encoder = GINModel(GINOptions(layers=3, hidden=8, norm="batch", dropout=0.0)).build(3, 8)
-    model = GraphModel.probe(encoder, batch, "all", 4, pooling="sum", dropout=0.5).double()
+    model = GraphModel.probe(encoder, batch, "all", 4, pooling="sum", dropout=0.5,
+                             dropout_on=dropout_on).double()
     batch.x = batch.x.double()
     return model, batch
 
 
 def per_layer_scores(model, batch):
-    """The formula as written: each layer read out and scored by its own map, after one
-    dropout draw over the concatenated read-outs (split back per layer)."""
+    """The formula as written: each layer read out and scored by its own map; the dropout on
+    every layer's scores after its map (one draw over the (B, L + 1, C) stack of them), or
+    with ``dropout_on = "features"`` one draw over the concatenated read-outs before the maps
+    (split back per layer)."""
     seg = batch.segment()
     outs = model.encoder.layer_outputs(batch.adj, batch.x)
     pooled = [segment_sum(h, seg, batch.num_graphs) for h in outs]
-    dropped = model.drop(torch.cat(pooled, 1)).split(model.widths, dim=1)
     maps = model.weight.split(model.widths, dim=1)  # W_l: (out_dim, w_l)
+    if model.dropout_on == "scores":
+        each = torch.stack([F.linear(p, w, b) for p, w, b in zip(pooled, maps, model.bias)], 1)
+        return model.drop(each).sum(1), torch.cat(pooled, 1)
+    dropped = model.drop(torch.cat(pooled, 1)).split(model.widths, dim=1)
     score = sum(F.linear(p, w, b) for p, w, b in zip(dropped, maps, model.bias))
     return score, torch.cat(pooled, 1)
 
@@ -52,8 +60,9 @@ def test_one_product_equals_the_sum_of_per_layer_scores():
     torch.testing.assert_close(emb, ref_emb)
 
 
-def test_training_draws_the_same_dropout_masks_and_gradients():
-    model, batch = setup()
+@pytest.mark.parametrize("dropout_on", ["scores", "features"])
+def test_training_draws_the_same_dropout_masks_and_gradients(dropout_on):
+    model, batch = setup(dropout_on)
     model.train()
     target = torch.tensor([0, 3, 1, 2, 0])
     scores, grads = [], []

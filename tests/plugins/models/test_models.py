@@ -100,7 +100,7 @@ def test_sgc_caches_the_propagation_on_the_full_graph(host, graph):
     ("sgc", {"k": 0}, "k must be >= 1"),
     ("gcn", {"activation": "rleu"}, r"model.activation: expected .*\"relu\".*got \"rleu\""),
     ("gcn", {"norm": "group"}, r"model.norm: expected \"none\" \| \"batch\" \| \"layer\""),
-    ("gin", {"mlp_norm": "btach"}, r"model.mlp_norm: expected \"none\" \| \"batch\" \| \"layer\""),
+    ("gin", {"mlp_norm": "btach"}, r"model.mlp_norm: expected \"auto\" \| \"none\" \| \"batch\" \| \"layer\""),
     ("gcn", {"hiden": 16}, r'unknown option for .gcn. \(did you mean "hidden"\?\)'),
 ])
 def test_bad_options_name_the_key_and_the_fix(host, name, values, message):

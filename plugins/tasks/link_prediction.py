@@ -48,6 +48,16 @@ SAMPLED_MODEL: dict[str, Any] = {"hidden": 64, "dropout": 0.0}
 """``[model]`` defaults of a sampled encoder, where the pipeline leaves them unset."""
 
 
+TYPED_REFUSALS = refuses(
+    "nproc", "sampled", reason="link prediction on a typed graph trains full batch in one process",
+    alternative="drop --nproc and the [sample] section", when={"typed"}) + refuses(
+    "bundle", "predict", "serve", "onnx", "torchscript", "embeddings",
+    reason="a typed link model has no bundle, portable form or embeddings export yet",
+    alternative='export what = "links" (every held-out pair, scored) or the pt model',
+    when={"typed"})
+"""What a stage with a typed ``[model]`` refuses when the pipeline is read."""
+
+
 @dataclass
 class LinkPredictionOptions(SupervisedOptions):
     epochs: int | None = option(
@@ -136,7 +146,7 @@ class LinkPrediction(SupervisedTask):
     supports_distributed = True  # each rank trains on its share of the positive edges
     refusals = refuses("predictions", reason="link prediction scores node pairs, not node "
                        "classes", alternative='export what = "links" (the scored pairs) or '
-                       '"embeddings"')
+                       '"embeddings"') + TYPED_REFUSALS
 
     def mode_defaults(self, *, sampled: bool) -> dict[str, Any]:
         return dict(SAMPLED if sampled else FULL_BATCH)

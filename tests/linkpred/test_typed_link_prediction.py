@@ -167,3 +167,16 @@ def test_link_split_options_of_the_other_kind_of_graph_are_refused(run_toml, tmp
              'val = 1\ntest = 1\ntarget = "cites"\n')
     with pytest.raises(ConfigError, match="target and reverse are for typed graphs"):
         run_toml(plain)
+
+
+def test_features_a_typed_link_stage_lacks_are_refused_when_the_pipeline_is_read(cli, tmp_path):
+    code, out, err = cli("run", EXAMPLE, "--out-dir", tmp_path, "--nproc", "2")
+    assert code != 0 and "Traceback" not in err
+    assert ("link_prediction cannot run data-parallel (--nproc): link prediction on a typed "
+            "graph trains full batch in one process") in err
+    path = tmp_path / "embeddings.toml"
+    path.write_text(pipeline('[model]\ntype = "rgcn"\n')
+                    + '[[export]]\ntype = "parquet"\nwhat = "embeddings"\n')
+    code, out, err = cli("validate", path)
+    assert code != 0 and "cannot export embeddings: a typed link model has no" in err
+    assert not (tmp_path / "run.json").exists()

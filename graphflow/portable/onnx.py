@@ -27,6 +27,7 @@ from graphflow.portable.readout import PortableReadout
 from graphflow.portable.signature import (dynamic_axes, example_inputs, input_names,
                                           output_names, sidecar, weight_note)
 from graphflow.portable.stack import BlockModel, FlatBlockModel
+from graphflow.portable.typed import is_typed_model
 
 DEFAULT_OPSET = 18
 MIN_OPSET = 16
@@ -58,6 +59,8 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
         raise ConfigError(f"opset must lie in {MIN_OPSET}..{MAX_OPSET} (scatter_add needs "
                           f"ScatterElements with a reduction, opset 16), got {opset}")
     onnx = _require("onnx")
+    if is_typed_model(model):
+        return _export_typed(onnx, model, Path(path), inputs, opset, model_info, weight)
     twin = twin_for_export(model, inputs, "ONNX")
     if opset < GAT_OPSET and any(isinstance(m, PortableGAT) for m in twin.modules()):
         raise Unsupported(f"cannot export the model to ONNX with opset {opset}: GAT's "
@@ -86,6 +89,40 @@ def export_onnx(model: nn.Module, path: str | os.PathLike[str], *, inputs: Input
     side = sidecar(twin, "onnx", target.name, *model_dims(model), model_info,
                    {"weight": weight or weight_note(None), "opset": opset,
                     "onnx": onnx.__version__, "torch": torch.__version__})
+    meta = write_json(target.with_name(target.name + ".json"), side)
+    return [target, meta]
+
+
+def _export_typed(onnx: Any, model: nn.Module, target: Path, inputs: str, opset: int,
+                  model_info: dict[str, Any] | None, weight: str | None) -> list[Path]:
+    """A typed model (:mod:`graphflow.portable.typed`): inputs ``x_<type>`` per node type,
+    ``src_<k>, dst_<k>, weight_<k>`` per relation; a relation with no path to the target
+    type's logits is not an input of the graph (the sidecar lists the inputs it takes)."""
+    from graphflow.portable import typed
+
+    if inputs != "full":
+        raise Unsupported('cannot export the model to ONNX: a typed model takes the whole '
+                          'typed graph; export it with inputs = "full"')
+    twin = typed.typed_model(model, (model_info or {}).get("node_type"))  # type: ignore[arg-type]
+    dims = typed.in_dims_of(model, twin)  # type: ignore[arg-type]
+    buffer = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(typed.FlatTypedModel(twin), typed.example_inputs(twin, dims), buffer,
+                          input_names=typed.input_names(twin), output_names=["logits"],
+                          dynamic_axes=typed.dynamic_axes(twin), opset_version=opset,
+                          dynamo=False)
+    proto = onnx.load_from_string(buffer.getvalue())
+    onnx.checker.check_model(proto)
+    kept = [i.name for i in proto.graph.input]
+    with atomic_path(target) as tmp:
+        tmp.write_bytes(buffer.getvalue())
+    side = typed.sidecar(twin, "onnx", target.name, dims, int(model.out_dim), model_info,
+                         {"weight": weight or weight_note(None), "opset": opset,
+                          "onnx": onnx.__version__, "torch": torch.__version__})
+    side["inputs"] = [i for i in side["inputs"] if i["name"] in set(kept)]
+    for rel in side["relations"]:
+        rel["inputs"] = [n for n in rel["inputs"] if n in set(kept)]
     meta = write_json(target.with_name(target.name + ".json"), side)
     return [target, meta]
 

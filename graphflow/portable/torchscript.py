@@ -16,6 +16,7 @@ from graphflow.portable.convert import Inputs, model_dims, twin_for_export
 from graphflow.portable.pairs import LinkLevelModel
 from graphflow.portable.readout import EdgeGraphLevelModel, GraphLevelModel
 from graphflow.portable.signature import sidecar, weight_note
+from graphflow.portable.typed import is_typed_model
 
 
 def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
@@ -37,6 +38,8 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
         after the model converted: a model without a portable form writes nothing.
     :raises graphflow.portable.convert.Unsupported: a part of the model has no portable form.
     """
+    if is_typed_model(model):
+        return _export_typed(model, Path(path), inputs, model_info, weight)
     twin = twin_for_export(model, inputs, "TorchScript")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)  # torch.jit's notice of torch.export
@@ -54,7 +57,32 @@ def export_torchscript(model: nn.Module, path: str | os.PathLike[str], *,
     return [target, meta]
 
 
+def _export_typed(model: nn.Module, target: Path, inputs: str,
+                  model_info: dict[str, Any] | None, weight: str | None) -> list[Path]:
+    """A typed model (:mod:`graphflow.portable.typed`), called ``m(xs, rels)``."""
+    from graphflow.portable import typed
+    from graphflow.portable.convert import Unsupported
+
+    if inputs != "full":
+        raise Unsupported('cannot export the model to TorchScript: a typed model takes the '
+                          'whole typed graph; export it with inputs = "full"')
+    twin = typed.typed_model(model, (model_info or {}).get("node_type"))  # type: ignore[arg-type]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        scripted = torch.jit.script(twin)
+    with atomic_path(target) as tmp:
+        scripted.save(str(tmp))
+    side = typed.sidecar(twin, "torchscript", target.name,
+                         typed.in_dims_of(model, twin), int(model.out_dim),  # type: ignore[arg-type]
+                         model_info, {"weight": weight or weight_note(None),
+                                      "call": _CALL["typed"], "torch": torch.__version__})
+    meta = write_json(target.with_name(target.name + ".json"), side)
+    return [target, meta]
+
+
 _CALL = {
+    "typed": "torch.jit.load(file)([x_<type> for each node type], [(src_k, dst_k, weight_k) "
+             "for each relation k])",
     "full": "torch.jit.load(file)(x, src, dst, weight)",
     "block": "torch.jit.load(file)(x, [(src_0, dst_0, weight_0, num_dst_0), ...])",
     "graphs": "torch.jit.load(file)(x, src, dst, weight, graph, num_graphs)",

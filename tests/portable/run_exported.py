@@ -4,8 +4,10 @@ TorchScript, onnxruntime for ONNX. Imports neither graphflow nor DGL, and checks
     python -I run_exported.py CASES.pt OUT.pt
 
 CASES.pt (``torch.load(weights_only=True)``): a list of ``{"file", "format" ("onnx" |
-"torchscript"), "form" ("full" | "block"), "inputs": [x, src, dst, weight] or [x, src_0,
-dst_0, weight_0, num_dst_0, ...]}``. OUT.pt: the list of outputs, in order (a list of
+"torchscript"), "form" ("full" | "block" | "typed"), "inputs": [x, src, dst, weight] or [x,
+src_0, dst_0, weight_0, num_dst_0, ...]}``; a typed model's case has ``"xs"`` (one tensor
+per node type), ``"rels"`` (one [src, dst, weight] per relation) and ``"names"`` (the ONNX
+input names of ``xs`` then of the relations' tensors, flat). OUT.pt: the list of outputs, in order (a list of
 tensors for a model with several outputs: a link model's embeddings and scores).
 """
 
@@ -17,6 +19,9 @@ import torch
 
 def run_torchscript(case):
     module = torch.jit.load(case["file"])
+    with torch.no_grad():
+        if case["form"] == "typed":
+            return module(list(case["xs"]), [tuple(r) for r in case["rels"]])
     inputs = case["inputs"]
     with torch.no_grad():
         if case["form"] == "full":
@@ -32,7 +37,12 @@ def run_onnx(case):
 
     session = ort.InferenceSession(case["file"], providers=["CPUExecutionProvider"])
     names = [i.name for i in session.get_inputs()]
-    feeds = {name: t.numpy() for name, t in zip(names, case["inputs"])}
+    if case["form"] == "typed":  # by name: the graph takes the inputs its output depends on
+        flat = list(case["xs"]) + [t for rel in case["rels"] for t in rel]
+        given = dict(zip(case["names"], flat))
+        feeds = {name: given[name].numpy() for name in names}
+    else:
+        feeds = {name: t.numpy() for name, t in zip(names, case["inputs"])}
     outs = [torch.from_numpy(np.asarray(o)) for o in session.run(None, feeds)]
     return outs[0] if len(outs) == 1 else outs
 

@@ -13,8 +13,9 @@ Graph: R-MAT (``graphflow.io.synthetic.rmat``) with 1M nodes and 5M edges plus t
    ``dgl.dataloading.DataLoader`` + ``dgl.nn.SAGEConv``. Same edge ids, same reverse map.
    Figures: ms per training batch each, and ``ratio`` = DGL time / graphflow time.
    ``--epochs N`` times N **whole epochs** of each peer instead (every edge of the graph once
-   per epoch, the same fresh order for both, peers alternating epoch by epoch): seconds per
-   epoch and ``epoch_ratio``. With ``--quick`` (1M edges, about 980 batches an epoch) that
+   per epoch, the same fresh order for both, the order of the peers reversed every epoch):
+   seconds per epoch and ``epoch_ratio`` (the ratio of the medians; ``epoch_ratio_spread`` the
+   range over epoch pairs). ``--record`` saves the result under ``benchmarks/results/``. With ``--quick`` (1M edges, about 980 batches an epoch) that
    takes about a minute an epoch pair; on the full graph (10M edges) an epoch pair is about
    20 minutes on 2 cores.
 2. **Evaluation**: layer-wise full-neighbor inference of every node's embedding, then MRR and
@@ -68,6 +69,8 @@ from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
+from benchmarks.records import orders, ratio_spread, spread, write  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.io import PeakRSS  # noqa: E402  (peak RSS above entry, sampled in a thread)
 
 FEATURES, HIDDEN, FANOUTS, BATCH = 100, 256, [15, 10], 1024
@@ -164,7 +167,11 @@ def main(argv: list[str] | None = None) -> int:
                    help="CPU threads for torch and DGL (default: torch's)")
     p.add_argument("--gemm", choices=list(gemm.CHOICES), default="auto",
                    help="graphflow's CPU dense products (default auto: measured per shape)")
+    p.add_argument("--record", action="store_true",
+                   help="with --epochs: save the result under benchmarks/results/linkpred/ "
+                        "(benchmarks/records.py)")
     a = p.parse_args(argv)
+    a.load_before = load_average()
     machine.set_threads(a.threads)
     table, splits, calibration = machine.choices(a.gemm)
     SPLITS.clear()
@@ -194,11 +201,14 @@ def run(a: argparse.Namespace) -> int:
     t_ours = t_dgl = 0.0
     n_ours = n_dgl = 0
     with PeakRSS() as train_mem:
-        for part in halves:
-            s, n = train_dgl(data, reverse, part, theirs, opt_theirs)
-            t_dgl, n_dgl = t_dgl + s, n_dgl + n
-            s, n = train_graphflow(data, reverse, part, ours, opt_ours)
-            t_ours, n_ours = t_ours + s, n_ours + n
+        for i, part in enumerate(halves):  # the order reversed on the second half
+            for name in orders(["dgl", "graphflow"], 2)[i]:
+                if name == "dgl":
+                    s, n = train_dgl(data, reverse, part, theirs, opt_theirs)
+                    t_dgl, n_dgl = t_dgl + s, n_dgl + n
+                else:
+                    s, n = train_graphflow(data, reverse, part, ours, opt_ours)
+                    t_ours, n_ours = t_ours + s, n_ours + n
     ours_ms, dgl_ms = t_ours / n_ours * 1e3, t_dgl / n_dgl * 1e3
     plan = cores.plan("sampled", measured=SPLITS)
     print(f"training, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
@@ -243,8 +253,9 @@ def run(a: argparse.Namespace) -> int:
 def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
                  ours: nn.Module, opt_ours: torch.optim.Optimizer, theirs: nn.Module,
                  opt_theirs: torch.optim.Optimizer, malloc: str) -> int:
-    """``--epochs N``: N whole epochs of each peer, alternating, each over every edge once in
-    the same fresh order; prints seconds per epoch and the ratio of the totals."""
+    """``--epochs N``: N whole epochs of each peer, the order reversed every epoch, each over
+    every edge once in the same fresh order; prints seconds per epoch and the ratio of the
+    medians, with the range of the epoch pairs' ratios."""
     seconds: dict[str, list[float]] = {"graphflow": [], "dgl": []}
     peers = {"graphflow": lambda eids: train_graphflow(data, reverse, eids, ours, opt_ours),
              "dgl": lambda eids: train_dgl(data, reverse, eids, theirs, opt_theirs)}
@@ -257,7 +268,8 @@ def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
             seconds[name].append(s)
             print(f"  epoch {epoch} {name:9s} {s:7.1f}s  ({batches} batches)", flush=True)
     total = {name: sum(v) for name, v in seconds.items()}
-    ratio = total["dgl"] / total["graphflow"]
+    ratio_of = ratio_spread(seconds["dgl"], seconds["graphflow"])
+    ratio = ratio_of["median"]
     plan = cores.plan("sampled", measured=SPLITS)
     print(f"whole epochs, SAGE 2 x {HIDDEN}, fanouts {FANOUTS}, {BATCH} positives + 1 uniform "
           f"negative each, {data.num_edges:,} edges = {batches} batches an epoch, {a.epochs} "
@@ -266,14 +278,21 @@ def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
     for name, values in seconds.items():
         print(f"  {name:9s} {total[name] / a.epochs:7.1f} s/epoch  "
               f"[{' '.join(f'{v:.1f}' for v in values)}]")
-    print(f"  epoch_ratio (DGL / graphflow): {ratio:.2f}", flush=True)
-    print(json.dumps({"nodes": data.num_nodes, "edges": data.num_edges, "epochs": a.epochs,
-                      "batches_per_epoch": batches,
-                      "graphflow_epoch_s": seconds["graphflow"], "dgl_epoch_s": seconds["dgl"],
-                      "epoch_ratio": ratio, "allocator": malloc,
-                      "graphflow_threads": plan.threads,
-                      "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
-                      "machine": a.machine}))
+    print(f"  epoch_ratio (DGL / graphflow, medians of {a.epochs} epochs, the order reversed "
+          f"every epoch): {ratio:.2f} (epoch pairs {ratio_of['min']:.2f}-{ratio_of['max']:.2f})",
+          flush=True)
+    out = {"nodes": data.num_nodes, "edges": data.num_edges, "epochs": a.epochs,
+           "batches_per_epoch": batches,
+           "graphflow_epoch_s": seconds["graphflow"], "dgl_epoch_s": seconds["dgl"],
+           "graphflow_epoch_spread": spread(seconds["graphflow"]),
+           "dgl_epoch_spread": spread(seconds["dgl"]), "epoch_ratio_spread": ratio_of,
+           "epoch_ratio": ratio, "allocator": malloc,
+           "graphflow_threads": plan.threads,
+           "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
+           "machine": a.machine}
+    if a.record:
+        write("linkpred", out, load_before=a.load_before)
+    print(json.dumps(out))
     return 0
 
 

@@ -23,8 +23,10 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    script (``dgl.dataloading.DataLoader`` + ``NeighborSampler`` + ``dgl.nn.SAGEConv``, torch's
    threads); both models apply relu in place between layers (as ``GNNStack`` does on
    SAGE). Each epoch is a whole pass over all N nodes in the same fixed order (977 batches
-   at 1M nodes), the epochs of the two alternating (DGL, graphflow, DGL, ...) so that load
-   from other processes hits both; ``train_speedup`` = DGL's total epoch time / graphflow's.
+   at 1M nodes), ``--epochs`` (default 2) of each peer, the order reversed every epoch
+   (graphflow, DGL; DGL, graphflow; ...: ``benchmarks/records.py``) so that load from other
+   processes and the state one peer leaves hit both alike; ``train_speedup`` = DGL's median
+   epoch time / graphflow's, ``train_speedup_spread`` its range over the epoch pairs.
    ``--e2e-batches K`` cuts each epoch to its first K batches (a quick check, labelled as
    partial in the output). ``--dropout P`` drops every layer's input in both models
    (``SAGEConv(feat_drop=P)`` in each library: graphflow's ``graphflow.sparse.dropout``, torch's
@@ -83,6 +85,8 @@ from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
+from benchmarks.records import alternate, orders, ratio_spread, spread, write  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
 
 GIB = 2**30
 FANOUTS = [15, 10, 5]
@@ -331,14 +335,23 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
     warm = order[-batch * 2:]
     train_graphflow(data, device, warm, batch, workers, dropout)  # warm-up: first-call costs
     train_dgl(data, device, warm, batch, dropout)
-    ours, theirs = [], []
-    n_ours = n_dgl = 0
-    for _ in range(epochs):  # alternate, so that background noise hits both alike
-        s, n_dgl = train_dgl(data, device, seeds, batch, dropout)
-        theirs.append(s)
-        s, n_ours = train_graphflow(data, device, seeds, batch, workers, dropout)
-        ours.append(s)
-    assert n_ours == n_dgl == todo, (n_ours, n_dgl, todo)
+    counts: dict[str, int] = {}
+
+    def epoch_of(name: str):
+        def run(rep: int) -> float:
+            if name == "dgl":
+                s, counts[name] = train_dgl(data, device, seeds, batch, dropout)
+            else:
+                s, counts[name] = train_graphflow(data, device, seeds, batch, workers, dropout)
+            return s
+        return run
+
+    # The order reversed every epoch (graphflow first, then DGL first, ...), each epoch's
+    # time as the peer measures it (its loop, without building the loader).
+    times = alternate({"graphflow": epoch_of("graphflow"), "dgl": epoch_of("dgl")}, epochs,
+                      measure=lambda fn, rep: fn(rep))
+    ours, theirs = times["graphflow"], times["dgl"]
+    n_ours, n_dgl = counts["graphflow"], counts["dgl"]
     plan = cores.plan("sampled", None, {"workers": workers}, measured=SPLITS)
     what = "whole epochs" if todo == per_epoch else f"PARTIAL epochs ({todo} of {per_epoch} batches)"
     print(f"training, GraphSAGE 3 x {HIDDEN}, {FEATURES} features, dropout {dropout} on every "
@@ -350,10 +363,15 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
           f"({sum(ours) / (epochs * todo) * 1e3:.1f} ms/batch)")
     print(f"  DGL:       epochs {', '.join(f'{x:.1f}' for x in theirs)} s "
           f"({sum(theirs) / (epochs * todo) * 1e3:.1f} ms/batch)")
-    speedup = sum(theirs) / sum(ours)
-    print(f"  train_speedup (DGL time / graphflow time): {speedup:.2f}; per epoch "
+    ratio = ratio_spread(theirs, ours)
+    speedup = ratio["median"]
+    print(f"  train_speedup (DGL / graphflow, medians of {epochs} epochs, the order "
+          f"reversed every epoch): {speedup:.2f}; per epoch "
           f"{', '.join(f'{b / a:.2f}' for a, b in zip(ours, theirs))}", flush=True)
     return {"graphflow_epoch_s": ours, "dgl_epoch_s": theirs, "train_batches": todo,
+            "epoch_orders": orders(["graphflow", "dgl"], epochs),
+            "graphflow_epoch_spread": spread(ours), "dgl_epoch_spread": spread(theirs),
+            "train_speedup_spread": ratio,
             "batches_per_epoch": per_epoch, "whole_epochs": todo == per_epoch,
             "train_epochs": epochs, "dropout": dropout, "graphflow_threads": plan.threads,
             "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
@@ -394,8 +412,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="batches per pass of the throughput section (default 160; 40 at "
                         "--quick): a pass of 40 took ~0.2 s, short enough for one disturbance "
                         "to move the ratio by 0.3")
-    p.add_argument("--epochs", type=int, default=1,
-                   help="whole training epochs per library (default 1; 0 skips training)")
+    p.add_argument("--epochs", type=int, default=2,
+                   help="whole training epochs per library, the order of the peers reversed "
+                        "every epoch (default 2; 0 skips training)")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures with the machine, commit and command under "
+                        "benchmarks/results/sampling/ (benchmarks/records.py)")
     p.add_argument("--e2e-batches", type=int, default=0,
                    help="cut each training epoch to its first K batches (a quick, partial "
                         "check; default 0: whole epochs)")
@@ -416,6 +438,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--training-only", action="store_true",
                    help="skip the sampling sections: end-to-end training only")
     args = p.parse_args(argv)
+    args.load_before = load_average()
+    args.argv = [str(Path(__file__)), *(sys.argv[1:] if argv is None else argv)]
     machine.set_threads(args.threads)
     table, splits, calibration = machine.choices(args.gemm)
     SPLITS.clear()
@@ -461,6 +485,8 @@ def run(args: argparse.Namespace) -> int:
                    if isinstance(v, list) and v and isinstance(v[0], float) else v)
                for k, v in figures.items()}
     figures["machine"] = args.machine
+    if args.record:
+        write("sampling", figures, load_before=args.load_before, argv=args.argv)
     print(json.dumps(figures))
     return 0
 

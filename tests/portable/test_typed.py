@@ -97,3 +97,40 @@ def test_typed_export_refuses_block_inputs_and_a_missing_target(host, tmp_path):
     with pytest.raises(ConfigError, match="target node type None is not one of its node types"):
         export_onnx(model, tmp_path / "m.onnx", model_info={})
     assert not (tmp_path / "m.onnx").exists() and not (tmp_path / "m.pt").exists()
+
+
+AIFB = Path(__file__).resolve().parents[2] / "examples" / "aifb_rgcn.toml"
+
+
+@pytest.mark.slow
+def test_aifb_rgcn_bundle_predict_and_portable_exports(run_toml, shared_data, cli, tmp_path):
+    """examples/aifb_rgcn.toml (a few epochs) writes a bundle; predict reproduces the run's
+    predictions, and its ONNX and TorchScript files give the run's logits outside graphflow."""
+    root = shared_data("aifb")
+    text = AIFB.read_text().replace("../../shared/data/aifb", str(root)) + (
+        '\n[[export]]\ntype = "onnx"\n\n[[export]]\ntype = "torchscript"\n')
+    result = run_toml(text, overrides=["train.epochs=3"])
+    ctx, out = result.ctx, tmp_path / "out"
+    bundle = json.loads((out / "model" / "bundle.json").read_text())
+    assert bundle["typed"]["target"] == "Personen"
+    assert bundle["ids"]["node_type"] == "Personen" and bundle["ids"]["count"] == 237
+
+    code, _, err = cli("predict", out, "--data", tmp_path / "pipeline.toml")
+    assert code == 0, err
+    import pyarrow.parquet as pq
+
+    trained = pq.read_table(out / "predictions.parquet")
+    again = pq.read_table(out / "predict" / "predictions.parquet")
+    assert again.column("id").equals(trained.column("id"))
+    assert again.column("prediction").equals(trained.column("prediction"))
+    assert trained.column("id")[0].as_py().startswith("http://www.aifb.uni-karlsruhe.de/")
+
+    logits = ctx.artifacts.logits  # (237, 4): the run's own
+    side = json.loads((out / "model.onnx.json").read_text())
+    feeds = typed_feeds(side, ctx.data.graph)
+    outs = run_exported([{"file": out / "model.onnx", "format": "onnx", **feeds},
+                         {"file": out / "model.torchscript.pt", "format": "torchscript",
+                          **feeds}], tmp_path)
+    for got in outs:
+        assert got.shape == logits.shape
+        assert (got - logits).abs().max().item() <= 1e-4

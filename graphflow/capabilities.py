@@ -115,7 +115,7 @@ def refuses(*features: str, reason: str, alternative: str,
     return tuple(Refusal(f, reason, alternative, frozenset(when)) for f in features)
 
 
-NOT_DATA_PARALLEL = ("this task cannot run data-parallel yet",
+NOT_DATA_PARALLEL = ("it has no data-parallel training yet",
                      "run it without --nproc (or with --nproc 1)")
 
 
@@ -266,9 +266,9 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 """Cells where the feature has no meaning for the task (shown as a dash, with the reason)."""
 
 PENDING: dict[tuple[str, str], str] = {
-    ("node_typed", "bundle"): "typed bundles are being built; until then the weights are in "
-                              "checkpoint.pt and the pt exporter",
-    ("node_typed", "predict"): "needs the typed bundle (being built)",
+    **{(row, "embeddings"): "node classification's embeddings (the last hidden layer's node "
+                            "vectors) are being built"
+       for row in ("node", "node_sampled", "node_typed")},
     ("node_typed", "serve"): "needs the typed bundle (being built)",
     ("node_typed", "onnx"): "typed portable exports are being built",
     ("node_typed", "torchscript"): "typed portable exports are being built",

@@ -74,9 +74,9 @@ def test_nproc_refuses_a_task_that_cannot_run_data_parallel(cli, tmp_path):
                     '[sample]\ntype = "deepwalk"\n[train]\ntype = "skipgram"\n')
     code, out, err = cli("run", path, "--nproc", "2", "--out-dir", tmp_path / "o")
     assert code == 1
-    assert err.strip() == ("graphflow: error: [train] skipgram: this task cannot run "
-                           "data-parallel yet, so it cannot run on 2 processes; run it without "
-                           "--nproc (or --nproc 1)")
+    assert err.strip() == ("graphflow: error: [train] skipgram cannot run data-parallel "
+                           "(--nproc): it has no data-parallel training yet; run it without "
+                           "--nproc (or with --nproc 1)")
     assert not (tmp_path / "o").exists()
 
 

@@ -106,6 +106,9 @@ from graphflow.embeddings.smoothed_start import smoothed
 from graphflow.sampling.unigram import UnigramTable
 from graphflow.embeddings.context_pairs import context_blocks, keep_probability, subsample
 
+AfterStep = Callable[[int, int, torch.Tensor, torch.Tensor], None]
+"""``after_step(steps trained, done, summed loss, positive pairs)`` of :meth:`SkipGram.fit`."""
+
 NOISE_FACTOR = 2
 """Default noise nodes per block: ``NOISE_FACTOR * K * (w + 1)`` (see :class:`SkipGramSettings`)."""
 
@@ -278,7 +281,8 @@ class SkipGram:
 
     def fit(self, walks: torch.Tensor, lr: float, done: int, total: int,
             step_walks: int, workers: int = 1, worker_threads: int = 1,
-            stop: Callable[[], object] | None = None) -> tuple[torch.Tensor, torch.Tensor, int]:
+            stop: Callable[[], object] | None = None, *, start: int = 0,
+            after_step: AfterStep | None = None) -> tuple[torch.Tensor, torch.Tensor, int]:
         """Train on ``walks`` (int64 (B, L)) ``step_walks`` at a time, the learning rate
         decaying with :func:`linear_lr` over ``total`` walks, of which ``done`` came before.
 
@@ -289,20 +293,32 @@ class SkipGram:
 
         :param stop: asked before every step (by every worker); a true value ends training
             of ``walks`` there (e.g. :func:`graphflow.runtime.signals.pending`: a safe point per step).
-        :returns: ``(summed loss, positive pairs, done + B)``; the sums as 0-d device tensors.
+        :param start: one trainer: the steps (chunks of ``step_walks`` walks) of ``walks``
+            trained already, skipped (a walk batch resumed part-way; ``done`` counts them).
+        :param after_step: one trainer: called after each step with ``(steps trained, done,
+            summed loss, positive pairs)`` (the sums over this call's steps): a point where the
+            tables and the model's generator are exactly what the next step starts from, to
+            save them (checkpoints). Hogwild workers never call it.
+        :returns: ``(summed loss, positive pairs, done + walks trained)``; the sums as 0-d
+            device tensors.
         """
-        if workers > 1 and self.device.type == "cpu" and walks.shape[0] > step_walks:
+        if workers > 1 and self.device.type == "cpu" and walks.shape[0] > step_walks \
+                and start == 0:
             return self._fit_hogwild(walks, lr, done, total, step_walks, workers,
                                      worker_threads, stop)
         loss_sum = torch.zeros((), dtype=torch.float64, device=self.device)
         pairs = torch.zeros((), dtype=torch.float64, device=self.device)
-        for chunk in walks.split(step_walks):
+        for i, chunk in enumerate(walks.split(step_walks)):
+            if i < start:
+                continue
             if stop is not None and stop():
                 break
             step_loss, step_pairs = self.step(chunk, linear_lr(lr, done, total))
             loss_sum += step_loss
             pairs += step_pairs
             done += chunk.shape[0]
+            if after_step is not None:
+                after_step(i + 1, done, loss_sum, pairs)
         return loss_sum, pairs, done
 
     def _fit_hogwild(self, walks: torch.Tensor, lr: float, done: int, total: int,

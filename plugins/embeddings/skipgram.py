@@ -74,11 +74,12 @@ class SkipGramOptions:
                               "pipeline seed.")
     checkpoint: bool = option(
         True, "Save the training state (both tables, the position in the learning-rate "
-              "schedule, the generator, the walk batch) to OUT_DIR/train_state.pt at walk-batch "
-              "boundaries, so that graphflow run --resume continues after a crash.")
+              "schedule, the generator, the walk batch and step) to OUT_DIR/train_state.pt, "
+              "so that graphflow run --resume continues after a crash.")
     checkpoint_seconds: float = option(
-        30.0, "checkpoint: save at the first walk-batch boundary at least this many seconds "
-              "after the last save; 0 = after every walk batch.")
+        30.0, "checkpoint: save at the first safe point at least this many seconds after the "
+              "last save (a step boundary with one trainer, a walk-batch boundary with Hogwild "
+              "workers); 0 = at every one.")
 
     def __post_init__(self) -> None:
         if self.init_hops < 0:
@@ -127,15 +128,19 @@ class SkipGramTask(Task):
     epoch and ``skipgram_loss``, ``walk_seconds``, ``train_seconds``; with ``eval = true`` also
     ``embedding_eval``'s metrics.
 
-    Checkpoints (``checkpoint``): at a walk-batch boundary at least ``checkpoint_seconds``
-    after the last save, the state that the next batch starts from (both tables, the walks
-    trained so far, which fix the learning rate of the linear schedule, the generator, the
-    epoch's start nodes and the batch index) is written atomically to
-    ``OUT_DIR/train_state.pt``; a signal (SIGTERM, Ctrl-C) also saves it. ``graphflow run
-    --resume`` continues from the saved batch: with one worker a resumed run ends with
-    exactly the embeddings of an uninterrupted one; with several Hogwild workers the row
-    updates interleave differently on every run, resumed or not, so the tables are as close
-    as two uninterrupted runs are, not identical. The file is removed when training ends.
+    Checkpoints (``checkpoint``): at the first safe point ``checkpoint_seconds`` after the
+    last save, the state that training continues from (both tables, the walks trained so
+    far, which fix the learning rate of the linear schedule, the generator, the epoch's start
+    nodes, the walk batch and, with one trainer, the steps of it trained) is written
+    atomically to ``OUT_DIR/train_state.pt``; a signal (SIGTERM, Ctrl-C) also saves it. Safe
+    points are step boundaries with one trainer (the walk batch is walked again from its
+    saved generator state on resume, then trained on from the saved step) and walk-batch
+    boundaries with Hogwild workers (a walk batch is the sampler's ``batch_size`` start
+    nodes). ``graphflow run --resume`` continues from there: with one worker a resumed run
+    ends with exactly the embeddings of an uninterrupted one; with several Hogwild workers
+    the row updates interleave differently on every run, resumed or not, so the tables are
+    as close as two uninterrupted runs are, not identical. The file is removed when training
+    ends.
 
     It does not run on the shared epoch loop of supervised tasks
     (:mod:`graphflow.train.task`), on purpose: there is no validation split to monitor, so
@@ -197,7 +202,34 @@ class SkipGramTask(Task):
             run = self._resume(ctx, state_path, meta, model, gen, run)
         fix = f"lower lr (now {lr0:g}){', or set workers = 1' if workers > 1 else ''}"
         loss = float("nan")
-        saved_at = time.monotonic()
+        clock = {"saved": time.monotonic()}
+        # one trainer: where the walk batch stands after its last step (steps, done, loss and
+        # pairs of this batch so far, generator): what a save at that point holds
+        last: dict[str, tuple[int, int, torch.Tensor, torch.Tensor, torch.Tensor]] = {}
+
+        def due() -> bool:
+            return o.checkpoint and time.monotonic() - clock["saved"] >= o.checkpoint_seconds
+
+        def save(state: _Progress) -> None:
+            self._save_state(ctx, state_path, meta, model, state)
+            clock["saved"] = time.monotonic()
+
+        def after_last_step() -> _Progress:
+            """``run`` as of the last step (``run`` itself when the batch has none yet)."""
+            if "step" not in last:
+                return run
+            step, done, loss_part, pairs_part, rng = last["step"]
+            return dataclasses.replace(run, step=step, step_rng=rng, done=done,
+                                       loss_sum=run.loss_sum + float(loss_part),
+                                       pairs=run.pairs + float(pairs_part))
+
+        def after_step(step: int, done: int, loss_part: torch.Tensor,
+                       pairs_part: torch.Tensor) -> None:
+            # the tables and the generator are exactly what step + 1 starts from
+            last["step"] = (step, done, loss_part.clone(), pairs_part.clone(), gen.get_state())
+            if due():
+                save(after_last_step())
+
         with signals.deferred():  # a signal stops training at the next step, its state saved
             try:
                 for epoch in range(run.epoch, o.epochs + 1):
@@ -216,10 +248,18 @@ class SkipGramTask(Task):
                         _sync(device)
                         t1 = time.perf_counter()
                         run.walk_seconds += t1 - t0
+                        last.clear()
+                        start, run.step = run.step, 0
+                        if start:  # resumed part-way through this batch: the saved generator
+                            gen.set_state(run.step_rng)
+                            zero = torch.zeros((), dtype=torch.float64)
+                            last["step"] = (start, run.done, zero, zero, run.step_rng)
+                        run.step_rng = None
                         with intra_op_threads(threads):
                             step_loss, step_pairs, done = model.fit(
                                 walks, lr0, run.done, total, step_walks, workers=workers,
-                                worker_threads=threads, stop=signals.pending)
+                                worker_threads=threads, stop=signals.pending, start=start,
+                                after_step=after_step)
                         _sync(device)
                         run.train_seconds += time.perf_counter() - t1
                         signals.safe_point()  # stopped inside fit: save (below) and stop
@@ -228,18 +268,18 @@ class SkipGramTask(Task):
                         run.loss_sum += float(step_loss)
                         run.pairs += float(step_pairs)
                         run.done = done
-                        if o.checkpoint and \
-                                time.monotonic() - saved_at >= o.checkpoint_seconds:
-                            # a boundary: the next batch starts from exactly this state
+                        if due():  # a boundary: the next batch starts from exactly this state
                             run.batch, run.rng = b + 1, gen.get_state()
-                            self._save_state(ctx, state_path, meta, model, run)
-                            saved_at = time.monotonic()
+                            save(run)
                     loss = run.loss_sum / max(run.pairs, 1.0)
                     ctx.log_epoch(epoch, loss=loss, lr=linear_lr(lr0, run.done, total))
                     run.loss_sum = run.pairs = 0.0
                     run.starts = None
             except signals.Terminated:
-                self._save_state(ctx, state_path, meta, model, run, stopped=True)
+                # one trainer: exactly after its last step; Hogwild: the interrupted batch,
+                # walked and trained again whole from the tables as they are
+                self._save_state(ctx, state_path, meta, model, after_last_step(),
+                                 stopped=True)
                 raise
         walk_seconds, train_seconds = run.walk_seconds, run.train_seconds
         finite.check_output(model.emb[:n], "skip-gram embeddings", fix=fix)
@@ -263,9 +303,10 @@ class SkipGramTask(Task):
     def _save_state(self, ctx: RunContext, path: Path, meta: dict[str, Any], model: SkipGram,
                     run: _Progress, *, stopped: bool = False) -> None:
         """Write what ``--resume`` continues from (atomically): the tables as they are, and
-        the walk batch ``run.batch`` to train next with the generator state ``run.rng`` (at a
-        boundary: the next batch; ``stopped`` by a signal: the interrupted batch, redone from
-        its start on resume)."""
+        where ``run`` stands: the walk batch ``run.batch`` (walked from the generator state
+        ``run.rng``) and, part-way through it, the steps trained and the generator state
+        after them (one trainer: an exact resume); Hogwild workers stopped by a signal: the
+        interrupted batch, walked and trained again whole on resume. ``stopped``: say so."""
         if run.starts is None or run.rng is None:  # before the first batch: nothing to keep
             return
         ckpt.save(path, {"meta": meta, "emb": model.emb, "out_emb": model.out_emb,
@@ -274,7 +315,8 @@ class SkipGramTask(Task):
             section = ctx.stage.section if ctx.stage else "train"
             name = signals.signal_name(signals.pending() or 0)
             ctx.info(f"[{section}] {name}: skip-gram stopped in epoch {run.epoch}, walk batch "
-                     f"{run.batch + 1}; graphflow run --resume continues from {path}")
+                     f"{run.batch + 1}" + (f", step {run.step}" if run.step else "")
+                     + f"; graphflow run --resume continues from {path}")
 
     def _resume(self, ctx: RunContext, path: Path, meta: dict[str, Any], model: SkipGram,
                 gen: torch.Generator, run: _Progress) -> _Progress:
@@ -297,7 +339,7 @@ class SkipGramTask(Task):
         run.starts = run.starts.to(model.device)
         gen.set_state(run.rng)
         ctx.info(f"[{section}] resuming skip-gram in epoch {run.epoch} at walk batch "
-                 f"{run.batch + 1}")
+                 f"{run.batch + 1}" + (f", after step {run.step}" if run.step else ""))
         return run
 
 
@@ -314,7 +356,10 @@ class _Progress:
     :ivar batch: the walk batch to train next (after a signal: the interrupted one, walked
         and trained again whole). :ivar rng: the generator's state before that batch's walks.
     :ivar starts: the epoch's start nodes in their shuffled order. :ivar done: walks trained
-        before that batch (the position in the learning-rate schedule).
+        so far (the position in the learning-rate schedule). :ivar step: one trainer, saved
+        part-way through the batch: its steps trained already (a resume walks the batch again
+        from ``rng``, then trains on from step ``step`` with the generator state
+        ``step_rng``).
     """
 
     epoch: int = 1
@@ -322,6 +367,8 @@ class _Progress:
     done: int = 0
     rng: torch.Tensor | None = None
     starts: torch.Tensor | None = None
+    step: int = 0
+    step_rng: torch.Tensor | None = None
     loss_sum: float = 0.0
     pairs: float = 0.0
     walk_seconds: float = 0.0

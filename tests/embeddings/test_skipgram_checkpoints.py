@@ -93,3 +93,31 @@ def test_checkpoint_seconds_must_not_be_negative(run_toml):
 
     with pytest.raises(ConfigError, match=r"checkpoint_seconds = -1\.0: must be >= 0"):
         run_toml(PIPELINE.format(seconds=-1))
+
+
+def test_a_crash_part_way_through_a_walk_batch_resumes_after_its_last_step(
+        run_toml, tmp_path, monkeypatch):
+    from graphflow.embeddings.skipgram import SkipGram
+
+    text = PIPELINE.format(seconds=0)
+    whole = run_toml(text, out_dir=tmp_path / "whole")
+    calls: list[int] = []
+    real = SkipGram.step
+
+    def step(self, walks, lr, *args, **kwargs):  # the machine dies in the 10th step
+        calls.append(1)
+        if len(calls) == 10:
+            raise Crash("the machine went down")
+        return real(self, walks, lr, *args, **kwargs)
+
+    with monkeypatch.context() as m:
+        m.setattr(SkipGram, "step", step)
+        with pytest.raises(Exception, match="the machine went down"):
+            run_toml(text, out_dir=tmp_path / "crashed")
+    # walk batches of 60 walks, steps of 16: 4 steps a batch; step 10 is batch 3's second
+    state = ckpt.load(tmp_path / "crashed" / "train_state.pt")
+    assert (state["epoch"], state["batch"], state["step"], state["done"]) == (1, 2, 1, 136)
+    resumed = run_toml(text, out_dir=tmp_path / "crashed", resume=True)
+    assert torch.equal(resumed.ctx.artifacts.embeddings, whole.ctx.artifacts.embeddings)
+    assert resumed.record["metrics"]["skipgram_loss"] == pytest.approx(
+        whole.record["metrics"]["skipgram_loss"], rel=1e-12)

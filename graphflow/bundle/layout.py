@@ -71,14 +71,10 @@ def find_bundle(path: Path, stage: str | None = None) -> Path:
     return bundle_dir(path, last_stage(path, stages))
 
 
-def stages(path: Path) -> list[str]:
-    """The stages with a bundle in run folder ``path``, in pipeline order."""
-    return _stages(path)
-
-
 def last_stage(path: Path, found: list[str] | None = None) -> str:
     """The stage whose bundle ``predict`` and ``serve`` use by default (see
-    :func:`find_bundle`); ``found``: :func:`stages` of ``path``."""
+    :func:`find_bundle`); ``found``: the stages with a bundle in ``path``, in pipeline
+    order."""
     found = _stages(path) if found is None else found
     written = []
     try:
@@ -102,6 +98,7 @@ def _order(section: str) -> tuple[int, str]:
 
 
 def _stages(path: Path) -> list[str]:
+    """The stages with a bundle in run folder ``path``, in pipeline order."""
     found = []
     for child in path.iterdir() if path.is_dir() else []:
         if (child / BUNDLE_JSON).is_file() and (child.name == "model"

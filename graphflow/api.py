@@ -23,6 +23,7 @@ docs/plugins.md for the hooks and the contract of each component kind.
 
 from __future__ import annotations
 
+from graphflow.capabilities import Refusal, refuses
 from graphflow.components import (Component, Exporter, Loader, Model, Sampler, Task, Tracker,
                                   Transform, What)
 from graphflow.context import Artifacts, RunContext
@@ -45,6 +46,7 @@ __all__ = [
     # components and their options
     "Component", "Loader", "Transform", "Sampler", "Model", "Task", "Exporter", "Tracker", "What",
     "SupervisedTask", "SupervisedOptions",
+    "Refusal", "refuses",
     "option", "NoOptions",
     # data
     "GraphData", "NodeIds", "GraphCollection", "Block", "MiniBatch", "node_features",

@@ -6,14 +6,23 @@ torch's for DGL; both with the same Adam, lr 0.01, weight decay 5e-4, torch's fu
 as ``graphflow run`` builds it), on the same graph (with self-loops, DGL's formats built
 before timing), features and device, with the same threads (``--threads`` sets torch's and
 DGL's own OpenMP setting). One
-epoch is forward + backward + optimizer step on the training nodes; we report the median over
-``--repeats`` epochs after ``--warmup``, alternating the two models epoch by epoch so that
-noise from other processes hits both alike. graphflow feeds its first layer sparse features
-when their density is below ``--threshold`` (Cora: ~1.3% dense).
+epoch is forward + backward + optimizer step on the training nodes. After ``--warmup``
+untimed epochs, every side runs ``--repeats`` timed epochs, the order of the sides reversed
+every epoch (``benchmarks/fair.py``); we print each side's median, range and count of epochs
+(the fastest beside them, labelled ``best``) and the ratios of the medians with their range
+over epoch pairs. graphflow feeds its first layer sparse features when their density is
+below ``--threshold`` (Cora: ~1.3% dense); it then also runs with the peer's dense input
+(``graphflow (dense input)``), so that both inputs are printed: graphflow's sparse input
+against DGL's dense product, and the same dense input on both sides. graphflow normalises
+its edge values once per graph and caches them (``Adjacency.norm``); DGL's ``GraphConv``
+normalises every epoch.
 
-``--peer pyg`` puts PyG's ``GCNConv`` (``add_self_loops=False`` on the same self-looped graph,
-``cached=False`` so that it normalises every epoch, as DGL's ``GraphConv`` does) in DGL's place:
-the peer for ``--device cuda``, since the DGL wheels on the registry have no CUDA.
+``--peer pyg`` puts PyG's ``GCNConv`` (``add_self_loops=False`` on the same self-looped graph)
+in DGL's place, twice: ``cached=False`` (normalising every epoch, as DGL's ``GraphConv`` does)
+and ``cached=True`` (normalising once, as graphflow does). It is the peer for ``--device
+cuda``, since the DGL wheels on the registry have no CUDA: ``--device cuda --peer dgl`` runs
+DGL on the CPU and labels its rows HARDWARE COMPARISON. ``--record`` saves the figures
+under ``benchmarks/results/gcn/``.
 
 Graphs: Cora (from the raw Planetoid files, loaded with DGL's ``CoraGraphDataset``; skipped
 with a note if absent) and an arxiv-scale SBM (169,343 nodes, ~1.17M directed edges, 128
@@ -57,10 +66,15 @@ from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.testing import planetoid_dir  # noqa: E402
 from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
 
-from benchmarks import machine  # noqa: E402
+from benchmarks import fair, machine  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 from graphflow.sparse import gemm  # noqa: E402
 
 PEERS = {"dgl": "DGL GraphConv", "pyg": "PyG GCNConv"}
+SIDES = {"graphflow": "graphflow", "graphflow_dense": "graphflow (dense input)",
+         "dgl": "DGL GraphConv", "pyg": "PyG GCNConv (cached=False)",
+         "pyg_cached": "PyG GCNConv (cached=True)"}
 ARXIV_NODES, ARXIV_EDGES, ARXIV_FEATS, ARXIV_CLASSES = 169_343, 1_166_243, 128, 40
 
 
@@ -129,16 +143,28 @@ class DGLGCN(nn.Module):
 
 
 class PyGGCN(nn.Module):
-    def __init__(self, in_dim: int, hidden: int, out_dim: int, dropout: float = 0.5):
+    def __init__(self, in_dim: int, hidden: int, out_dim: int, dropout: float = 0.5,
+                 cached: bool = False):
         super().__init__()
         from torch_geometric.nn import GCNConv as PyGConv
 
-        self.conv1 = PyGConv(in_dim, hidden, cached=False, add_self_loops=False)
-        self.conv2 = PyGConv(hidden, out_dim, cached=False, add_self_loops=False)
+        self.conv1 = PyGConv(in_dim, hidden, cached=cached, add_self_loops=False)
+        self.conv2 = PyGConv(hidden, out_dim, cached=cached, add_self_loops=False)
         self.dropout = nn.Dropout(dropout)
 
     def forward(self, edge_index: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
         return self.conv2(self.dropout(F.relu(self.conv1(x, edge_index))), edge_index)
+
+
+def dgl_runs_on(device: torch.device) -> bool:
+    """Whether this DGL build can put a graph on ``device`` (the registry's wheels: CPU only)."""
+    if device.type == "cpu":
+        return True
+    try:
+        dgl.graph(([0], [0])).to(device)
+        return True
+    except Exception:  # noqa: BLE001 - DGL raises its own error types for a missing backend
+        return False
 
 
 def _sync(device: torch.device) -> None:
@@ -146,15 +172,33 @@ def _sync(device: torch.device) -> None:
         torch.cuda.synchronize(device)
 
 
+def timed_ms(device: torch.device):
+    """A :func:`benchmarks.fair.race` ``measure``: milliseconds of one call, synchronised."""
+    def measure(fn, rep: int) -> float:
+        _sync(device)
+        t = time.perf_counter()
+        fn(rep)
+        _sync(device)
+        return (time.perf_counter() - t) * 1e3
+    return measure
+
+
 def compare(data: Data, device: torch.device, warmup: int, repeats: int,
             threshold: float, seed: int = 0, peer: str = "dgl") -> dict:
-    """Median epoch times of both models, alternating them epoch by epoch."""
+    """Epoch times of every side (graphflow with its own input, graphflow with the peer's
+    dense input when its own is sparse, the peer: DGL, or PyG both normalising every epoch
+    and cached), the order of the sides reversed every epoch; medians, spreads and ratios.
+
+    DGL runs where its graph is (``data.g.device``): on the CPU when graphflow runs on a GPU
+    and DGL has no CUDA, a row then marked ``hardware_comparison``."""
+    peer_device = data.g.device if peer == "dgl" else device
+    cpu_feat = data.feat
     data = Data(data.name, data.g, data.feat.to(device), data.label.to(device),
                 data.train_mask.to(device), data.num_classes)  # no-ops unless --peer pyg
     torch.manual_seed(seed)
     ours = GraphflowGCN(data.feat.shape[1], 16, data.num_classes).to(device)
     ref = (DGLGCN if peer == "dgl" else PyGGCN)(data.feat.shape[1], 16,
-                                                data.num_classes).to(device)
+                                                data.num_classes).to(peer_device)
     with torch.no_grad():  # same initial weights
         for a, b in ((ours.conv1, ref.conv1), (ours.conv2, ref.conv2)):
             if peer == "dgl":
@@ -174,42 +218,73 @@ def compare(data: Data, device: torch.device, warmup: int, repeats: int,
     idx = data.train_mask.nonzero().flatten()
     y = data.label[idx]
 
+    targets = {d.type: (idx.to(d), y.to(d)) for d in (device, peer_device)}
+
     def step(model: nn.Module, opt: torch.optim.Optimizer, graph, feats) -> float:
         model.train()
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(graph, feats)[idx], y)
+        out = model(graph, feats)
+        i, t = targets[out.device.type]
+        loss = F.cross_entropy(out[i], t)
         loss.backward()
         opt.step()
         return loss.item()
 
-    runs = {
-        "graphflow": (ours, make_optimizer("adam", ours, lr=0.01, weight_decay=5e-4),
-                      adj, x),
-        peer: (ref, make_optimizer("adam", ref, lr=0.01, weight_decay=5e-4),  # the same Adam
-               theirs, data.feat),
-    }
-    times: dict[str, list[float]] = {k: [] for k in runs}
+    dense_x = data.feat if peer_device == device else cpu_feat.to(peer_device)
+    sides = {"graphflow": (ours, adj, x)}
+    if not isinstance(x, torch.Tensor):  # the same dense input as the peer, beside it
+        ours_dense = GraphflowGCN(data.feat.shape[1], 16, data.num_classes).to(device)
+        ours_dense.load_state_dict(ours.state_dict())
+        sides["graphflow_dense"] = (ours_dense, adj, data.feat)
+    if peer == "dgl":
+        sides["dgl"] = (ref, theirs, dense_x)
+    else:  # PyG normalising every epoch (cached=False) and once (cached=True, as graphflow)
+        cached = PyGGCN(data.feat.shape[1], 16, data.num_classes, cached=True).to(device)
+        cached.load_state_dict(ref.state_dict())
+        sides["pyg"] = (ref, theirs, dense_x)
+        sides["pyg_cached"] = (cached, theirs, dense_x)
+    runs = {name: (model, make_optimizer("adam", model, lr=0.01, weight_decay=5e-4), graph,
+                   feats)  # the same Adam
+            for name, (model, graph, feats) in sides.items()}
     losses: dict[str, float] = {}
-    for epoch in range(warmup + repeats):
-        for name, (model, opt, graph, feats) in runs.items():
-            _sync(device)
-            t = time.perf_counter()
+
+    def epoch_of(name: str):
+        model, opt, graph, feats = runs[name]
+
+        def run(rep: int) -> None:
             losses[name] = step(model, opt, graph, feats)
-            _sync(device)
-            if epoch >= warmup:
-                times[name].append((time.perf_counter() - t) * 1e3)
-    ms = {k: statistics.median(v) for k, v in times.items()}
-    best = {k: min(v) for k, v in times.items()}
+        return run
+
+    # warm-up and timed epochs, the order of the sides reversed every epoch
+    raced = fair.race({name: epoch_of(name) for name in runs}, repeats, warmup=warmup,
+                      measure=timed_ms(device))
+    ms = {k: raced.median(k) for k in runs}
+    sparse = not isinstance(x, torch.Tensor)
+    ratios = {f"{name}/graphflow": raced.ratio(name, "graphflow")
+              for name in runs if name != "graphflow" and not name.startswith("graphflow")}
+    if sparse:
+        ratios.update({f"{name}/graphflow_dense": raced.ratio(name, "graphflow_dense")
+                       for name in runs if not name.startswith("graphflow")})
+    main_peer = peer  # the peer of the headline: DGL, or PyG normalising every epoch
     return {
         "graph": data.name, "nodes": data.g.num_nodes(), "edges": data.g.num_edges(),
         "features": data.feat.shape[1], "feature_density": round(density(data.feat), 5),
-        "sparse_input": not isinstance(x, torch.Tensor),
-        "peer": peer,
-        "graphflow_ms": round(ms["graphflow"], 3), f"{peer}_ms": round(ms[peer], 3),
-        "speedup": round(ms[peer] / ms["graphflow"], 2),
-        "graphflow_min_ms": round(best["graphflow"], 3),
-        f"{peer}_min_ms": round(best[peer], 3),
-        "speedup_of_min": round(best[peer] / best["graphflow"], 2),
+        "sparse_input": sparse, "peer": peer, "sides": list(runs),
+        "inputs": {name: ("sparse" if name == "graphflow" and sparse else "dense")
+                   for name in runs},
+        "graphflow_normalisation": "cached (edge values normalised once per graph)",
+        "graph_device": str(data.g.device), "device": str(device),
+        "hardware_comparison": peer_device.type != device.type,
+        "graphflow_ms": round(ms["graphflow"], 3), f"{main_peer}_ms": round(ms[main_peer], 3),
+        "speedup": round(ms[main_peer] / ms["graphflow"], 2),
+        "ms": {k: round(v, 3) for k, v in ms.items()},
+        "spread_ms": {k: {kk: round(vv, 3) for kk, vv in raced.spread(k).items()}
+                      for k in runs},
+        "epochs_ms": {k: [round(v, 3) for v in vs] for k, vs in raced.times.items()},
+        "ratios": {k: {kk: round(vv, 3) for kk, vv in v.items()} for k, v in ratios.items()},
+        "orders": raced.orders, "calls": raced.calls,
+        "graphflow_best_ms": round(min(raced.times["graphflow"]), 3),
+        f"{main_peer}_best_ms": round(min(raced.times[main_peer]), 3),
         "graphflow_setup_ms": round(setup_ms, 1),
         "final_loss": {k: round(v, 4) for k, v in losses.items()},
     }
@@ -233,19 +308,14 @@ def density_sweep(device: torch.device, repeats: int) -> list[dict]:
                 out.sum().backward()
                 w.grad = None
 
-            t = {"dense": [], "sparse": []}
-            for i in range(3 + repeats):
-                for name, feats in (("dense", x), ("sparse", sx)):
-                    _sync(device)
-                    t0 = time.perf_counter()
-                    run(feats)
-                    _sync(device)
-                    if i >= 3:
-                        t[name].append((time.perf_counter() - t0) * 1e3)
-            dense_ms, sparse_ms = statistics.median(t["dense"]), statistics.median(t["sparse"])
+            raced = fair.race({"dense": lambda rep, feats=x: run(feats),
+                               "sparse": lambda rep, feats=sx: run(feats)}, repeats, warmup=3,
+                              measure=timed_ms(device))
+            dense_ms, sparse_ms = raced.median("dense"), raced.median("sparse")
             rows.append({"shape": f"{n}x{f}", "density": d, "dense_ms": round(dense_ms, 3),
                          "sparse_ms": round(sparse_ms, 3),
-                         "dense/sparse": round(dense_ms / sparse_ms, 2)})
+                         "dense/sparse": round(dense_ms / sparse_ms, 2),
+                         "spread_ms": {k: raced.spread(k) for k in raced.times}})
             print(f"{n:>7}x{f:<5} density {d:<6} dense {dense_ms:8.3f} ms  sparse "
                   f"{sparse_ms:8.3f} ms  ratio {dense_ms / sparse_ms:6.2f}", flush=True)
     return rows
@@ -278,18 +348,12 @@ def kernel_sweep(device: torch.device, repeats: int) -> list[dict]:
                 "index_add": lambda: x.new_zeros(n, f).index_add_(0, rows_idx,
                                                                   x[cols] * values[:, None]),
             }
-            t: dict[str, list[float]] = {k: [] for k in fns}
             reps = repeats if n < 10_000 else max(3, repeats // 4)
-            for i in range(2 + reps):
-                for name, fn in fns.items():
-                    _sync(device)
-                    t0 = time.perf_counter()
-                    fn()
-                    _sync(device)
-                    if i >= 2:
-                        t[name].append((time.perf_counter() - t0) * 1e3)
-            ms = {k: round(statistics.median(v), 3) for k, v in t.items()}
-            rows.append({"nodes": n, "edges": e, "features": f, **ms})
+            raced = fair.race({k: (lambda rep, fn=fn: fn()) for k, fn in fns.items()}, reps,
+                              warmup=2, measure=timed_ms(device))
+            ms = {k: round(raced.median(k), 3) for k in fns}
+            rows.append({"nodes": n, "edges": e, "features": f, **ms,
+                         "spread_ms": {k: raced.spread(k) for k in fns}})
             print(f"{n:>7} nodes {e:>9,} edges F={f:<4} " + "  ".join(
                 f"{k} {v:8.3f} ms" for k, v in ms.items()), flush=True)
     return rows
@@ -316,7 +380,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="time dense vs sparse first-layer products by feature density")
     p.add_argument("--kernels", action="store_true",
                    help="time the SpMM kernel candidates on random graphs")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/gcn/ (benchmarks/records.py)")
     args = p.parse_args(argv)
+    args.load_before = load_average()
     if args.peer == "pyg":
         try:
             import torch_geometric  # noqa: F401
@@ -352,8 +419,9 @@ def run(args: argparse.Namespace, device: torch.device, warmup: int, repeats: in
         return 0
 
     results = []
-    # DGL's graph goes to the device for DGL only (a CPU-only DGL cannot move it to CUDA)
-    graph_device = device if args.peer == "dgl" else torch.device("cpu")
+    # DGL's graph goes to the device for DGL only; a CPU-only DGL keeps it (and runs) on the
+    # CPU: graphflow on the GPU against DGL on CPU cores, a row labelled hardware comparison
+    graph_device = device if args.peer == "dgl" and dgl_runs_on(device) else torch.device("cpu")
     if args.only in (None, "cora"):
         root = args.planetoid or planetoid_dir()
         cora = load_cora(root, graph_device)
@@ -367,16 +435,29 @@ def run(args: argparse.Namespace, device: torch.device, warmup: int, repeats: in
                                max(3, repeats // 2), args.threshold, peer=args.peer))
     for r in results:
         print(f"{r['graph']:>12}: {r['nodes']:,} nodes, {r['edges']:,} edges, "
-              f"{r['features']} features (density {r['feature_density']}, sparse input "
-              f"{r['sparse_input']})")
-        peer = r["peer"]
-        print(f"{'':>12}  graphflow {r['graphflow_ms']:.3f} ms/epoch, {PEERS[peer]} "
-              f"{r[peer + '_ms']:.3f} ms/epoch: {r['speedup']:.2f}x (median; fastest epochs: "
-              f"{r['graphflow_min_ms']:.3f} vs {r[peer + '_min_ms']:.3f} ms, "
-              f"{r['speedup_of_min']:.2f}x)")
-    print(json.dumps({"benchmark": "gcn", "device": str(device), "quick": args.quick,
-                      "threads": torch.get_num_threads(), "results": results,
-                      "machine": args.machine}))
+              f"{r['features']} features (density {r['feature_density']}, graphflow's input "
+              f"{'sparse' if r['sparse_input'] else 'dense'}); graphflow normalises the edge "
+              f"values once per graph and caches them (as PyG's cached=True)")
+        if r["hardware_comparison"]:
+            print(f"{'':>12}  HARDWARE COMPARISON: graphflow on {r['device']}, {PEERS[r['peer']]} "
+                  f"on {r['graph_device']} (DGL's wheels have no CUDA)")
+        n = len(r["orders"])
+        print(f"{'':>12}  ms per epoch, {n} epochs each, the order of the sides reversed every "
+              f"epoch:")
+        for name in r["sides"]:
+            s = r["spread_ms"][name]
+            print(f"{'':>12}    {SIDES.get(name, name):<34} median {s['median']:8.3f} "
+                  f"({s['min']:.3f}-{s['max']:.3f}, n {s['n']}; best {s['min']:.3f})  "
+                  f"{r['inputs'][name]} input")
+        for key, v in r["ratios"].items():
+            slow, fast = key.split("/")
+            print(f"{'':>12}    {SIDES.get(slow, slow)} / {SIDES.get(fast, fast)}: "
+                  f"{v['median']:.2f}x (epoch pairs {v['min']:.2f}-{v['max']:.2f})")
+    out = {"benchmark": "gcn", "device": str(device), "quick": args.quick,
+           "threads": torch.get_num_threads(), "results": results, "machine": args.machine}
+    if args.record:
+        write("gcn", out, load_before=args.load_before)
+    print(json.dumps(out))
     return 0
 
 

@@ -7,13 +7,17 @@ with string ids mapped to ``0..N-1``:
 * graphflow: a pipeline whose ``[load]`` is ``edgelist`` (directed, tab) run through the real
   runner; we time its load stage (pyarrow's multithreaded CSV reader, the ids factorized as
   fixed-width integer keys (``graphflow.io.factorize``), ``dgl.graph``).
-* pandas: ``pd.read_csv`` (defaults: C engine) + ``pd.factorize`` over sources and targets
-  + ``dgl.graph``.
+* pandas: ``pd.read_csv`` (defaults: C engine, single-threaded) + ``pd.factorize`` over
+  sources and targets + ``dgl.graph``.
+* pandas-pyarrow: the same with ``pd.read_csv(engine="pyarrow")``, pyarrow's multithreaded
+  reader, the one graphflow's loader uses: the same reader on both sides.
 
-After ``--warmup`` untimed runs of each, the two alternate run by run in one process (noise
-from other processes hits both alike); we report the median wall time and edges/s of each,
-their ratio, the CPU time each used (all threads), and each peer's peak resident memory above
-the process's baseline while it runs (sampled every 10 ms).
+After ``--warmup`` untimed runs of each, the peers run ``--repeats`` times in one process, the
+order reversed every repetition (``benchmarks/fair.py``); we report each peer's median wall
+time with its range and count (the fastest labelled ``best``), its edges/s, the ratios of the
+medians with their range over repetitions, the CPU time each used (all threads), and each
+peer's peak resident memory above the process's baseline while it runs (sampled every 10 ms).
+``--record`` saves the figures under ``benchmarks/results/io/``.
 
     python benchmarks/io.py [--quick] [--edges E] [--nodes N] [--repeats R] [--keep DIR]
     python benchmarks/io.py --rmat [--quick]    # the synthetic loader's generator instead
@@ -57,6 +61,10 @@ from graphflow.io.synthetic import rmat  # noqa: E402
 from graphflow.io.atomic import atomic_path  # noqa: E402
 from graphflow.manager import create_host  # noqa: E402
 from graphflow.runner import run_pipeline  # noqa: E402
+
+from benchmarks import fair  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 
 MIB = 2**20
 PAGE = resource.getpagesize()
@@ -129,10 +137,10 @@ def graphflow_peer(tsv: Path, workdir: Path) -> Callable[[], tuple[dgl.DGLGraph,
     return run
 
 
-def pandas_peer(tsv: Path) -> Callable[[], tuple[dgl.DGLGraph, float]]:
+def pandas_peer(tsv: Path, engine: str = "c") -> Callable[[], tuple[dgl.DGLGraph, float]]:
     def run() -> tuple[dgl.DGLGraph, float]:
         start = time.perf_counter()
-        df = pd.read_csv(tsv, sep="\t", header=None, names=["src", "dst"])
+        df = pd.read_csv(tsv, sep="\t", header=None, names=["src", "dst"], engine=engine)
         codes, uniques = pd.factorize(pd.concat([df["src"], df["dst"]], ignore_index=True))
         n = len(df)
         src = torch.from_numpy(np.ascontiguousarray(codes[:n], dtype=np.int64))
@@ -168,13 +176,11 @@ def bench_rmat(args: argparse.Namespace) -> int:
     edges = args.edges or (2_000_000 if args.quick else 20_000_000)
     peers = {"graphflow": lambda: rmat(nodes, edges, seed=args.seed),
              "per_level": lambda: rmat_per_level(nodes, edges, seed=args.seed)}
-    seconds: dict[str, list[float]] = {name: [] for name in peers}
-    for rep in range(args.repeats):
-        for name in (list(peers) if rep % 2 == 0 else list(peers)[::-1]):
-            start = time.perf_counter()
-            peers[name]()
-            seconds[name].append(time.perf_counter() - start)
-            print(f"  {name:9s} run {rep}: {seconds[name][-1]:6.2f}s", file=sys.stderr)
+    raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
+                      args.repeats, warmup=args.warmup,
+                      on_time=lambda name, rep, s: print(f"  {name:9s} run {rep}: {s:6.2f}s",
+                                                         file=sys.stderr))
+    seconds = raced.times
     gen = rmat(nodes, edges, seed=args.seed)
     ref_src, ref_dst = rmat_per_level(nodes, edges, seed=args.seed)
     top = {name: torch.bincount(d, minlength=nodes).max().item()
@@ -183,13 +189,15 @@ def bench_rmat(args: argparse.Namespace) -> int:
     ratio = statistics.median(r / g for r, g in zip(seconds["per_level"], seconds["graphflow"]))
     print(f"R-MAT {nodes:,} nodes, {edges:,} edges, {torch.get_num_threads()} threads")
     for name in peers:
-        print(f"  {name:9s} {median[name]:6.2f}s  {edges / median[name] / 1e6:6.1f} M edges/s  "
+        print(f"  {raced.summary(name)}  {edges / median[name] / 1e6:6.1f} M edges/s  "
               f"max in-degree {top[name]:,}")
-    print(f"  speed ratio graphflow / per-level: {ratio:.2f}x")
+    pair = raced.ratio("per_level", "graphflow")
+    print(f"  speed ratio graphflow / per-level: {ratio:.2f}x (median of the pairs; ratio of "
+          f"the medians {pair['median']:.2f}, pairs {pair['min']:.2f}-{pair['max']:.2f})")
     print(json.dumps({"benchmark": "rmat", "nodes": nodes, "edges": edges,
                       "graphflow_s": round(median["graphflow"], 3),
                       "per_level_s": round(median["per_level"], 3),
-                      "max_in_degree": top, "ratio": round(ratio, 2)}))
+                      "max_in_degree": top, "ratio": round(ratio, 2), **raced.record()}))
     return 0
 
 
@@ -204,7 +212,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--keep", type=Path, default=None,
                    help="folder to keep (and reuse) the generated TSV in")
     p.add_argument("--rmat", action="store_true", help="benchmark the R-MAT generator instead")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/io/ (benchmarks/records.py)")
     args = p.parse_args(argv)
+    args.load_before = load_average()
     if args.rmat:
         return bench_rmat(args)
     edges = args.edges or (1_000_000 if args.quick else 10_000_000)
@@ -218,51 +229,67 @@ def main(argv: list[str] | None = None) -> int:
             write_tsv(tsv, nodes, edges, args.seed)
             print(f"wrote {tsv} ({tsv.stat().st_size / MIB:.0f} MiB) in "
                   f"{time.perf_counter() - start:.1f}s", file=sys.stderr)
-        peers = {"graphflow": graphflow_peer(tsv, Path(tmp)), "pandas": pandas_peer(tsv)}
-        seconds: dict[str, list[float]] = {name: [] for name in peers}
+        peers = {"graphflow": graphflow_peer(tsv, Path(tmp)), "pandas": pandas_peer(tsv),
+                 "pandas_pyarrow": pandas_peer(tsv, "pyarrow")}
         cpu_used: dict[str, list[float]] = {name: [] for name in peers}
         peak: dict[str, float] = {name: 0.0 for name in peers}
         shapes = {}
-        for _ in range(args.warmup):  # page cache, allocator, lazy imports
-            for run in peers.values():
-                run()
-        for rep in range(args.repeats):
-            order = list(peers) if rep % 2 == 0 else list(peers)[::-1]
-            for name in order:
+
+        def side(name: str):
+            def run(rep: int) -> float:
+                if rep < 0:  # warm-up: page cache, allocator, lazy imports
+                    peers[name]()
+                    return 0.0
                 cpu = cpu_seconds()
                 with PeakRSS() as mem:
                     g, secs = peers[name]()
                 cpu = cpu_seconds() - cpu
                 shapes[name] = (g.num_nodes(), g.num_edges())
                 del g
-                seconds[name].append(secs)
                 cpu_used[name].append(cpu)
                 peak[name] = max(peak[name], mem.mib)
-                print(f"  {name:9s} run {rep}: {secs:6.2f}s  cpu {cpu:6.2f}s  "
+                print(f"  {name:14s} run {rep}: {secs:6.2f}s  cpu {cpu:6.2f}s  "
                       f"peak +{mem.mib:6.0f} MiB", file=sys.stderr)
-        if shapes["graphflow"] != shapes["pandas"]:
+                return secs
+            return run
+
+        # each peer's own time (graphflow: its load stage), the order reversed every repetition
+        raced = fair.race({name: side(name) for name in peers}, args.repeats,
+                          warmup=args.warmup, measure=lambda fn, rep: fn(rep))
+        if len(set(shapes.values())) != 1:
             raise SystemExit(f"the peers disagree: {shapes}")
-    median = {name: statistics.median(v) for name, v in seconds.items()}
+    seconds = raced.times
+    median = {name: raced.median(name) for name in peers}
     rate = {name: edges / s for name, s in median.items()}
-    ratio = statistics.median(p / g for p, g in zip(seconds["pandas"], seconds["graphflow"]))
+    ratios = {name: raced.ratio(name, "graphflow") for name in peers if name != "graphflow"}
     print(f"{edges:,} edges, {shapes['graphflow'][0]:,} nodes, string ids, "
-          f"{torch.get_num_threads()} threads")
+          f"{torch.get_num_threads()} threads, {args.repeats} runs each, the order reversed "
+          f"every run")
     cpu = {name: statistics.median(v) for name, v in cpu_used.items()}
     for name in peers:
-        print(f"  {name:9s} {median[name]:6.2f}s  {rate[name] / 1e6:6.2f} M edges/s  "
+        print(f"  {raced.summary(name, width=14)}  {rate[name] / 1e6:6.2f} M edges/s  "
               f"cpu {cpu[name]:5.2f}s  peak +{peak[name]:.0f} MiB")
-    print(f"  speed ratio graphflow / pandas: {ratio:.2f}x (median of back-to-back pairs); "
-          f"CPU time ratio {cpu['pandas'] / cpu['graphflow']:.2f}x")
-    print(json.dumps({
+    for name, r in ratios.items():
+        print(f"  speed ratio graphflow / {name}: {r['median']:.2f}x (ratio of the medians; "
+              f"pairs {r['min']:.2f}-{r['max']:.2f}); CPU time ratio "
+              f"{cpu[name] / cpu['graphflow']:.2f}x")
+    out = {
         "benchmark": "io", "edges": edges, "nodes": shapes["graphflow"][0],
         "repeats": args.repeats, "threads": torch.get_num_threads(),
-        "graphflow_s": round(median["graphflow"], 3), "pandas_s": round(median["pandas"], 3),
-        "graphflow_edges_per_s": round(rate["graphflow"]), "pandas_edges_per_s":
-            round(rate["pandas"]),
-        "graphflow_cpu_s": round(cpu["graphflow"], 3), "pandas_cpu_s": round(cpu["pandas"], 3),
-        "graphflow_peak_mib": round(peak["graphflow"]), "pandas_peak_mib": round(peak["pandas"]),
-        "ratio": round(ratio, 2), "cpu_ratio": round(cpu["pandas"] / cpu["graphflow"], 2),
-    }))
+        **{f"{name}_s": round(median[name], 3) for name in peers},
+        **{f"{name}_edges_per_s": round(rate[name]) for name in peers},
+        **{f"{name}_cpu_s": round(cpu[name], 3) for name in peers},
+        **{f"{name}_peak_mib": round(peak[name]) for name in peers},
+        "ratio": round(ratios["pandas"]["median"], 2),
+        "ratio_pyarrow": round(ratios["pandas_pyarrow"]["median"], 2),
+        "ratio_spread": ratios,
+        "cpu_ratio": round(cpu["pandas"] / cpu["graphflow"], 2),
+        "cpu_ratio_pyarrow": round(cpu["pandas_pyarrow"] / cpu["graphflow"], 2),
+        "seconds": seconds, **raced.record(),
+    }
+    if args.record:
+        write("io", out, load_before=args.load_before)
+    print(json.dumps(out))
     return 0
 
 

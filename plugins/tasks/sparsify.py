@@ -133,6 +133,12 @@ class Sparsify(Task):
                 f"no [model] that sparsify can fine-tune (it needs the task's fit() and "
                 f"inference()); put sparsify after a supervised stage (node_classification, "
                 f"link_prediction, graph_classification, graph_regression)")
+        if last.task.type == "link_prediction" and last.model is not None and \
+                getattr(last.model.info.cls, "typed", False):
+            raise ConfigError(
+                f"{where}: [{last.task.section}] link_prediction trains a typed "
+                f"{last.model.type} model, whose link scores sparsify cannot time yet; prune "
+                f"a link model of a graph with one node type, or a typed node classifier")
         if getattr(last.task.options, "folds", 0) or \
                 getattr(last.task.options, "fold_file", None) is not None:
             raise ConfigError(

@@ -200,3 +200,15 @@ def test_sparsify_after_a_stage_without_a_model_is_refused_when_read(run_toml):
                                           r"\[train\.0\] skipgram, trains no \[model\] that "
                                           r"sparsify can fine-tune"):
         run_toml(text)
+
+
+def test_sparsify_after_typed_link_prediction_is_refused_when_read(tmp_path, host):
+    from graphflow.config import load_config
+
+    text = NODES.replace('type = "gin"\nhidden = 16', 'type = "rgcn"').replace(
+        'type = "node_classification"\nepochs = 5', 'type = "link_prediction"\nepochs = 5')
+    (tmp_path / "p.toml").write_text(text)
+    with pytest.raises(ConfigError, match=r"\[train\.1\] sparsify: \[train\.0\] link_prediction "
+                                          r"trains a typed rgcn model, whose link scores "
+                                          r"sparsify cannot time yet"):
+        load_config(tmp_path / "p.toml", host.registry)

@@ -19,20 +19,22 @@
 
 Both peers gather the input features the same way (``index_select``) and get the same threads (``--threads``, for torch and DGL alike), the same optimizer,
 the same seeds and batch order; graph formats and per-relation CSRs are built before timing.
-Epochs alternate (DGL, graphflow, DGL, ...) in one process so that load from other processes
-hits both. The last line is JSON; ``ratio`` = DGL's sampled epoch time / graphflow's.
+After untimed warm-up epochs, the peers' timed epochs run in one process, the order reversed
+every epoch (DGL, graphflow; graphflow, DGL; ...: ``benchmarks/fair.py``) so that load from
+other processes and the state one peer leaves hit both alike. Each case prints every peer's
+median epoch with its range and count (the fastest labelled ``best``). The last line is JSON;
+``ratio`` = DGL's median sampled epoch / graphflow's, ``ratio_spread`` its range over epoch
+pairs. ``--record`` saves the figures under ``benchmarks/results/hetero/``.
 
-    python benchmarks/hetero.py [--threads N] [--epochs 5] [--edges 1200000]
+    python benchmarks/hetero.py [--threads N] [--epochs 5] [--edges 1200000] [--record]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import statistics
 from types import SimpleNamespace
 import sys
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,7 +45,9 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from benchmarks import machine  # noqa: E402
+from benchmarks import fair, machine  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.graph import GraphData, NodeIds  # noqa: E402
 from graphflow.hetero.sampling import TypedNeighborGraph, relation_fanouts  # noqa: E402
@@ -234,21 +238,20 @@ def bench_sampled(data: GraphData, epochs: int, batch: int, seed: int) -> dict[s
 
 # ----------------------------------------------------------------------------------- common
 def alternate(epochs: int, dgl_peer, gf_peer, warmup: int) -> dict[str, float]:
-    """Whole epochs, DGL then graphflow, ``warmup`` untimed first; median seconds each."""
+    """Whole epochs, ``warmup`` untimed first, then ``epochs`` timed of each, the order of the
+    peers reversed every epoch; median seconds each, with their spreads."""
     (ref, dgl_epoch), (ours, gf_epoch) = dgl_peer, gf_peer
     opts = {"dgl": torch.optim.Adam(ref.parameters(), lr=0.01),
             "graphflow": torch.optim.Adam(ours.parameters(), lr=0.01)}
-    times: dict[str, list[float]] = {"dgl": [], "graphflow": []}
-    for i in range(warmup + epochs):
-        for name, step in (("dgl", dgl_epoch), ("graphflow", gf_epoch)):
-            t = time.perf_counter()
-            step(opts[name])
-            if i >= warmup:
-                times[name].append(time.perf_counter() - t)
-    dgl_s = statistics.median(times["dgl"])
-    gf_s = statistics.median(times["graphflow"])
+    raced = fair.race({"dgl": lambda rep: dgl_epoch(opts["dgl"]),
+                       "graphflow": lambda rep: gf_epoch(opts["graphflow"])},
+                      epochs, warmup=warmup)
+    dgl_s, gf_s = raced.median("dgl"), raced.median("graphflow")
+    for name in ("dgl", "graphflow"):
+        print(f"  {raced.summary(name, scale=1e3, unit='ms', digits=1)}", flush=True)
     return {"dgl_epoch_s": round(dgl_s, 4), "graphflow_epoch_s": round(gf_s, 4),
-            "ratio": round(dgl_s / gf_s, 3)}
+            "ratio": round(dgl_s / gf_s, 3), "ratio_spread": raced.ratio("dgl", "graphflow"),
+            **raced.record()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -259,7 +262,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-full", action="store_true", help="only the sampled case")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/hetero/ (benchmarks/records.py)")
     args = p.parse_args(argv)
+    load_before = load_average()
     machine.set_threads(args.threads)
     info = machine.show()
     torch.manual_seed(args.seed)
@@ -267,8 +273,8 @@ def main(argv: list[str] | None = None) -> int:
                                   "batch": args.batch}
     if not args.skip_full:
         full = bench_full(load_aifb(), max(args.epochs * 4, 10))
-        print(f"AIFB full graph: DGL {full['dgl_epoch_s'] * 1e3:.1f} ms/epoch, graphflow "
-              f"{full['graphflow_epoch_s'] * 1e3:.1f} ms/epoch, ratio {full['ratio']}",
+        print(f"AIFB full graph, medians: DGL {full['dgl_epoch_s'] * 1e3:.1f} ms/epoch, "
+              f"graphflow {full['graphflow_epoch_s'] * 1e3:.1f} ms/epoch, ratio {full['ratio']}",
               flush=True)
         figures["full_aifb"] = full
     data = generate(args.edges, args.seed)
@@ -276,12 +282,15 @@ def main(argv: list[str] | None = None) -> int:
     print(f"generated: {g.num_nodes():,} nodes of {len(g.ntypes)} types, {g.num_edges():,} "
           f"edges of {len(g.canonical_etypes)} relations", flush=True)
     sampled = bench_sampled(data, args.epochs, args.batch, args.seed)
-    print(f"sampled epoch ({g.num_nodes('paper') // 4:,} seeds): DGL {sampled['dgl_epoch_s']:.2f} s, "
-          f"graphflow {sampled['graphflow_epoch_s']:.2f} s, ratio {sampled['ratio']}",
-          flush=True)
+    r = sampled["ratio_spread"]
+    print(f"sampled epoch ({g.num_nodes('paper') // 4:,} seeds), medians of {args.epochs}: DGL "
+          f"{sampled['dgl_epoch_s']:.2f} s, graphflow {sampled['graphflow_epoch_s']:.2f} s, "
+          f"ratio {sampled['ratio']} (epoch pairs {r['min']:.2f}-{r['max']:.2f})", flush=True)
     figures["sampled"] = sampled
     figures["ratio"] = sampled["ratio"]
     figures["machine"] = info
+    if args.record:
+        write("hetero", figures, load_before=load_before)
     print(json.dumps(figures, default=str))
     return 0
 

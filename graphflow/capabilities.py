@@ -249,6 +249,7 @@ ROWS: tuple[Row, ...] = (
     Row("node_typed", "node_classification", "node_classification, typed graph (rgcn)",
         typed=True),
     Row("link", "link_prediction", "link_prediction"),
+    Row("link_typed", "link_prediction", "link_prediction, typed graph (rgcn)", typed=True),
     Row("graph_cls", "graph_classification", "graph_classification"),
     Row("graph_reg", "graph_regression", "graph_regression"),
     Row("skipgram", "skipgram", "skipgram", sampled=True),
@@ -328,8 +329,9 @@ def markdown(registry: Any = None) -> str:
         "✓: works, and the composition test checks the output (predict reproduces the run's "
         "predictions, an ONNX export its logits...). ✗ with a number: refused when the "
         "pipeline is read (`graphflow validate`, and `graphflow run` before any data loads "
-        "or worker starts), in the one line given below, or being built (said so below). "
-        "—: does not apply.",
+        "or worker starts), in the one line given below, or being built (said so below); "
+        "a bundle, which no pipeline asks for, is refused by writing none (`graphflow "
+        "predict` and `serve` then stop in one line). —: does not apply.",
         "",
         "| task | " + " | ".join(f.column for f in FEATURES.values()) + " |",
         "| --- | " + " | ".join("---" for _ in FEATURES) + " |",

@@ -79,10 +79,10 @@ graph = "karate_club"
 """
 
 
-def typed_load() -> str:
-    """The [load] of examples/typed_tables.toml with absolute paths."""
-    text = (EXAMPLES / "typed_tables.toml").read_text()
-    load = text[text.index("[load]"):text.index("[[transform]]")]
+def typed_load(example: str = "typed_tables.toml", end: str = "[[transform]]") -> str:
+    """The data sections of an example (up to ``end``) with absolute paths."""
+    text = (EXAMPLES / example).read_text()
+    load = text[text.index("[load]"):text.index(end)]
     return load.replace('path = "data/', f'path = "{DATA.as_posix()}/')
 
 
@@ -114,6 +114,11 @@ SETUPS: dict[str, Setup] = {
                                       'batch_size = 32\n'),
     "link": Setup(LINKS, '[model]\ntype = "gcn"\nhidden = 8\n',
                   'type = "link_prediction"\n', metric="val_auc"),
+    "link_typed": Setup(typed_load("typed_link_prediction.toml", "[model]"),
+                        '[model]\ntype = "rgcn"\nhidden = 8\n',
+                        'type = "link_prediction"\ndecoder = "distmult"\nembedding_dim = 8\n',
+                        tiny_model='[model]\ntype = "hetero"\nlayer = "tiny_conv"\nhidden = 8\n',
+                        metric="val_auc"),
     "graph_cls": Setup(BOND_TYPES, '[model]\ntype = "gin"\nlayers = 2\nhidden = 8\n',
                        'type = "graph_classification"\n' + GRAPH_TRAIN, metric="val_acc"),
     "graph_reg": Setup(BOND_ENERGIES, '[model]\ntype = "gin"\nlayers = 2\nhidden = 8\n',
@@ -148,7 +153,7 @@ def pipeline(key: str, *, model: str | None = None, sample: str | None = None,
     parts = ['[pipeline]\nname = "%s"\nseed = 0\ndevice = "cpu"\n' % key, s.load,
              s.sample if sample is None else sample, s.model if model is None else model,
              f"[train]\n{s.train}epochs = {epochs}\n{train}"]
-    if key == "link":
+    if ROW[key].task == "link_prediction":
         parts.append('[[export]]\ntype = "parquet"\nwhat = "links"\n')
     parts += [EXPORTS[f] for f in exports]
     if track:
@@ -368,6 +373,8 @@ def check_amp(key: str, runs: Runs) -> None:
     assert result.record["status"] == "ok"
     a = result.ctx.artifacts
     out = a.embeddings if key in ("link", "skipgram") else a.logits
+    if key == "link_typed":  # the scored pairs of every relation
+        out = a.links.score
     assert out is not None and torch.isfinite(out).all()
 
 
@@ -618,7 +625,26 @@ def asking(key: str, feature: str) -> tuple[str, list[str]]:
     raise AssertionError(f"no way to ask {key} for {feature} in a pipeline")
 
 
+def check_no_bundle(c: capabilities.Cell, runs: Runs, cli: Any) -> None:
+    """No pipeline asks for a bundle: a task that refuses one writes none, and predict and
+    serve stop in one line."""
+    from graphflow.errors import GraphflowError
+    from graphflow.serve.service import start_service
+
+    result = runs.base(c.row.key)
+    assert not (result.out_dir / "model" / "bundle.json").exists()
+    if c.feature == "predict":
+        code, _, err = cli("predict", result.out_dir, "--data", runs.root / f"{c.row.key}.toml",
+                           "--out", runs.root / f"{c.row.key}-predict", "--quiet")
+        assert code == 1 and len(err.strip().splitlines()) == 1, err
+    elif c.feature == "serve":
+        with pytest.raises(GraphflowError):
+            start_service(result.out_dir, quiet=True)
+
+
 def check_refused(c: capabilities.Cell, runs: Runs, cli: Any) -> None:
+    if c.feature in ("bundle", "predict", "serve"):
+        return check_no_bundle(c, runs, cli)
     text, flags = asking(c.row.key, c.feature)
     path = runs.write(f"{c.row.key}-refused-{c.feature}", text)
     line = f"graphflow: error: {c.refusal.line('train', c.row.task)}"

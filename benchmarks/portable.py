@@ -13,9 +13,11 @@ R-MAT graph (power-law degrees) with random features, run by three peers in one 
 Every peer gets the same threads (``--threads``: ``torch.set_num_threads`` and ONNX Runtime's
 ``intra_op_num_threads``, its threads not spinning between runs), the same inputs and the
 same ``malloc`` setting (``retain``, as ``graphflow run`` and ``predict`` set it). After one
-untimed call each, the peers alternate call by call (``--repeats``); we print the median
-seconds of each, the ratios to graphflow, and the largest difference of their outputs from
-graphflow's.
+untimed call each, every peer is called ``--repeats`` times, the order of the peers reversed
+on every repetition (``benchmarks/fair.py``); we print each peer's median with its range and
+count (the fastest labelled ``best``), the ratios of the medians to graphflow's, and the
+largest difference of their outputs from graphflow's. ``--record`` saves the figures under
+``benchmarks/results/portable/``.
 
     python benchmarks/portable.py [--quick] [--nodes N] [--edges E] [--threads T]
     python benchmarks/portable.py --graphs G [--threads T]
@@ -34,10 +36,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -56,7 +56,10 @@ from graphflow_plugins.models.gcn import GCNModel  # noqa: E402
 from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel  # noqa: E402
 
+from benchmarks import fair  # noqa: E402
 from benchmarks.graph_classification import HIDDEN, LAYERS, generate  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -69,11 +72,15 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
     p.add_argument("--repeats", type=int, default=5)
     p.add_argument("--quick", action="store_true")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/portable/ "
+                        "(benchmarks/records.py)")
     p.add_argument("--graphs", type=int, default=0, metavar="G",
                    help="score a generated collection of G graphs with a GIN graph model")
     p.add_argument("--graph-batch", type=int, default=1024, metavar="B",
                    help="--graphs: graphs per batch of graphflow's main peer (as predict)")
     a = p.parse_args(argv)
+    a.load_before = load_average()
     if a.graphs < 0:
         p.error(f"--graphs must be at least 0, got {a.graphs}")
     if a.graph_batch < 1:
@@ -106,6 +113,8 @@ def main(argv: list[str] | None = None) -> dict:
                                  ort)
     summary = {"nodes": a.nodes, "edges": int(src.shape[0]), "features": a.features,
                "threads": a.threads, "results": results}
+    if a.record:
+        write("portable", summary, load_before=a.load_before)
     print(json.dumps(summary))
     return summary
 
@@ -132,21 +141,19 @@ def race(kind: str, ours, stem: Path, inputs: tuple[torch.Tensor, ...], names: l
     }
     with torch.no_grad():
         outs = {name: fn() for name, fn in peers.items()}  # untimed first call
-        times: dict[str, list[float]] = {name: [] for name in peers}
-        for _ in range(a.repeats):
-            for name, fn in peers.items():
-                start = time.perf_counter()
-                fn()
-                times[name].append(time.perf_counter() - start)
-    med = {name: statistics.median(t) for name, t in times.items()}
+        raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
+                          a.repeats)
+    med = {name: raced.median(name) for name in peers}
     first = next(iter(ours))
     diff = {name: float((outs[name] - outs[first]).abs().max())
             for name in peers if name != first}
-    print(f"{kind}: " + "  ".join(
-        f"{name} {med[name] * 1e3:.1f} ms ({med[name] / med[first]:.2f}x)"
-        for name in peers) + "  max |diff| " +
-        "  ".join(f"{k} {v:.1e}" for k, v in diff.items()))
-    return {"seconds": med, "max_abs_diff": diff}
+    width = max(len(name) for name in peers)
+    print(f"{kind} ({a.repeats} calls each, the order reversed every call):")
+    for name in peers:
+        print(f"  {raced.summary(name, scale=1e3, unit='ms', digits=1, width=width)}  "
+              f"{med[name] / med[first]:.2f}x of {first}")
+    print("  max |diff| " + "  ".join(f"{k} {v:.1e}" for k, v in diff.items()))
+    return {"seconds": med, "max_abs_diff": diff, **raced.record()}
 
 
 def graph_models(a: argparse.Namespace, ort) -> dict:
@@ -178,6 +185,8 @@ def graph_models(a: argparse.Namespace, ort) -> dict:
                       ["x", "src", "dst", "weight", "graph", "num_graphs"], a, ort)
     summary = {"graphs": a.graphs, "nodes": n, "edges": int(src.shape[0]),
                "threads": a.threads, "results": {"gin_graphs": result}}
+    if a.record:
+        write("portable", summary, load_before=a.load_before)
     print(json.dumps(summary))
     return summary
 

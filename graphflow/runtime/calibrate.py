@@ -24,6 +24,11 @@ were 1.5x slower a batch on an AVX2 one). So graphflow measures them, once per m
     splits (every core one trainer; one trainer with every core; half and half).
 ``full``
     A full-graph GraphSAGE layer forward and backward with each candidate thread count.
+``precision``
+    The ``sampled`` workload's training steps in float32 and under bfloat16 autocast,
+    alternating, on a CPU that runs bfloat16 natively (AVX512-BF16 or AMX): ``precision =
+    "auto"`` trains in ``bf16-mixed`` only where it measured at least :data:`BF16_MARGIN`
+    faster (:func:`bf16_choice`).
 
 For the three core workloads a candidate must beat the fixed policy's split
 (:func:`graphflow.runtime.cores.policy`) by :data:`CORES_MARGIN` to replace it, so that noise does
@@ -112,7 +117,10 @@ GEMM_SHAPES: dict[str, tuple[int, int, int]] = {
 }
 """One representative ``(M, K, N)`` product per bucket of :func:`graphflow.sparse.gemm.bucket`."""
 
-_WHAT = {"gemm": "dense-product backends", "cores": "core splits"}
+_WHAT = {"gemm": "dense-product backends", "cores": "core splits",
+         "precision": "bfloat16 against float32 training steps"}
+BF16_MARGIN = 0.9
+"""``precision = "auto"`` picks bfloat16 only where its steps measured below this x float32's."""
 _lock = threading.RLock()
 _memo: dict[tuple[str, str], dict[str, Any]] = {}  # (cache file, part) -> measured entry
 _forced: set[tuple[str, str]] = set()  # parts already re-measured under mode "force"
@@ -318,8 +326,9 @@ def _held(part: str, entry: dict[str, Any]) -> dict[str, Any]:
     (torch's products; the core policy, ``plans`` empty), kept under ``measured``."""
     if not entry.get("busy"):
         return entry
-    what = "buckets" if part.startswith("gemm") else "plans"
-    fixed = fallback_gemm() if what == "buckets" else {}
+    what = "buckets" if part.startswith("gemm") else "bf16" if part.startswith(
+        "precision") else "plans"
+    fixed = fallback_gemm() if what == "buckets" else False if what == "bf16" else {}
     return {**entry, what: fixed, "measured": entry.get(what)}
 
 
@@ -337,6 +346,8 @@ def _valid(part: str, entry: Any) -> bool:
 
     if not isinstance(entry, dict):
         return False
+    if part.startswith("precision"):
+        return isinstance(entry.get("bf16"), bool)
     if part.startswith("gemm"):
         buckets = entry.get("buckets")
         return (isinstance(buckets, dict) and set(buckets) == set(gemm.BUCKETS)
@@ -538,7 +549,8 @@ class _SampledBench:
                                    generator=torch.Generator().manual_seed(int(seeds[0])))
         return blocks, self.x[blocks[0].src_nodes], self.y[seeds]
 
-    def run(self, workers: int, threads: int, worker_threads: int) -> float:
+    def run(self, workers: int, threads: int, worker_threads: int,
+            dtype: torch.dtype | None = None) -> float:
         from graphflow.sampling.prefetch import prefetch
         from graphflow.sparse import Adjacency
 
@@ -547,11 +559,12 @@ class _SampledBench:
         for blocks, x, y in prefetch(lambda s: self.produce(s, workers > 0), self.seeds,
                                      depth=1, workers=workers):
             h = x
-            for i, (layer, b) in enumerate(zip(self.layers, blocks)):
-                h = layer(Adjacency.from_block(b), h)
-                if i == 0:
-                    h = torch.relu(h)
-            loss = torch.nn.functional.cross_entropy(h, y)
+            with torch.autocast("cpu", dtype=dtype or torch.bfloat16, enabled=dtype is not None):
+                for i, (layer, b) in enumerate(zip(self.layers, blocks)):
+                    h = layer(Adjacency.from_block(b), h)
+                    if i == 0:
+                        h = torch.relu(h)
+            loss = torch.nn.functional.cross_entropy(h.float(), y)
             self.opt.zero_grad()
             loss.backward()
             self.opt.step()
@@ -595,6 +608,47 @@ class _FullBench:
         t = time.perf_counter()
         self.layer(self.adj, self.x).square().mean().backward()
         return time.perf_counter() - t
+
+
+# ----------------------------------------------------------------------------- precision
+
+
+def bf16_choice(budget: int, how: str | None = None, *,
+                native: bool | None = None) -> dict[str, Any]:
+    """``{"bf16": bool, "ms": {"fp32", "bf16"}, "source", ...}``: whether bfloat16 autocast
+    trains faster than float32 on this CPU with ``budget`` threads (measured once, cached).
+    ``native`` (default: the CPU flags) False answers False without measuring: bfloat16
+    emulated in float32 is never faster."""
+    if native is None:
+        flags = cpu_info()["isa"]
+        native = any(f in flags for f in ("avx512_bf16", "amx_bf16"))
+    if not native:
+        return {"bf16": False, "source": "no native bfloat16"}
+    if mode(how) == "off":
+        return {"bf16": False, "source": "off"}
+    return _get(f"precision-{budget}", lambda: measure_precision(budget), how)
+
+
+def measure_precision(budget: int, rounds: int = 3) -> dict[str, Any]:
+    """The ``sampled`` workload's steps in float32 and under bfloat16 autocast, ``rounds``
+    alternations, medians; bf16 is chosen below :data:`BF16_MARGIN` x float32."""
+    from graphflow.sparse import gemm
+
+    before = torch.get_num_threads()
+    bench = _SampledBench(batches=4)
+    times: dict[str, list[float]] = {"fp32": [], "bf16": []}
+    try:
+        with gemm.applied("torch"):
+            bench.run(0, budget, 1)  # warm-up: first-call costs
+            bench.run(0, budget, 1, torch.bfloat16)
+            for r in range(rounds):
+                for name in (("fp32", "bf16") if r % 2 == 0 else ("bf16", "fp32")):
+                    dtype = torch.bfloat16 if name == "bf16" else None
+                    times[name].append(bench.run(0, budget, 1, dtype))
+    finally:
+        torch.set_num_threads(before)
+    ms = {k: round(sorted(v)[len(v) // 2] * 1e3, 2) for k, v in times.items()}
+    return {"bf16": ms["bf16"] < BF16_MARGIN * ms["fp32"], "ms": ms, "budget": budget}
 
 
 # ----------------------------------------------------------------------------- for a run

@@ -16,8 +16,11 @@ from graphflow.sparse import gemm
 
 @pytest.fixture
 def cache(tmp_path, monkeypatch):
-    """A temporary cache folder, calibration on (``auto``), and nothing remembered."""
+    """A temporary cache folder, calibration on (``auto``), nothing remembered, and a quiet
+    machine (the load average read as 0: the suite's own load must not make measurements
+    "busy"; the busy tests set it)."""
     folder = tmp_path / "cache"
+    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (0.0,) * 3)
     monkeypatch.setenv(calibrate.ENV_DIR, str(folder))
     monkeypatch.setenv(calibrate.ENV_MODE, "auto")
     calibrate.forget()
@@ -297,3 +300,28 @@ def test_a_cached_entry_of_the_wrong_shape_is_measured_again(cache):
     again = calibrate.core_choices(1)
     assert again["source"] == "calibrated" and again["plans"]["sampled"]["threads"] == 1
     assert json.loads(path.read_text())["cores-1"]["plans"] == again["plans"]
+
+
+def test_bf16_is_measured_only_where_the_cpu_runs_it_natively(cache, monkeypatch):
+    """precision = "auto": bfloat16 only where it runs natively and measured faster."""
+    assert calibrate.bf16_choice(1, native=False) == {"bf16": False,
+                                                      "source": "no native bfloat16"}
+    calls = []
+
+    def measure(budget: int) -> dict:
+        calls.append(budget)
+        return {"bf16": True, "ms": {"fp32": 10.0, "bf16": 5.0}, "budget": budget}
+
+    monkeypatch.setattr(calibrate, "measure_precision", measure)
+    found = calibrate.bf16_choice(1, native=True)
+    assert found["bf16"] is True and found["source"] == "calibrated" and calls == [1]
+    calibrate.forget()
+    assert calibrate.bf16_choice(1, native=True)["source"] == "cache" and calls == [1]
+    monkeypatch.setenv(calibrate.ENV_MODE, "off")
+    assert calibrate.bf16_choice(1, native=True)["bf16"] is False
+
+
+def test_measure_precision_times_both_arithmetics():
+    found = calibrate.measure_precision(1, rounds=1)
+    assert set(found["ms"]) == {"fp32", "bf16"} and all(v > 0 for v in found["ms"].values())
+    assert found["bf16"] == (found["ms"]["bf16"] < calibrate.BF16_MARGIN * found["ms"]["fp32"])

@@ -11,8 +11,11 @@ graphflow's ids and metadata. The peer is ``dgl.load_graphs`` alone, on the same
 * R-MAT graphs (``graphflow.io.synthetic.rmat``) with 16 float features per node, written by the
   same ``save_graph``: 100k nodes / 1M edges, and 1M nodes / 10M edges (not with ``--quick``).
 
-After one untimed run of each, the peers alternate run by run in one process (``--repeats``);
-we print the median wall time of each, their ratio, and the check's and the probe's share.
+After one untimed run of each, every peer runs ``--repeats`` times in one process, the order
+reversed every repetition (``benchmarks/fair.py``); we print the median wall time of each,
+their ratio, and the check's and the probe's share, then each one's median, range and count
+(the fastest labelled ``best``). ``--record`` saves the figures under
+``benchmarks/results/dgl_load/``.
 
     flock /tmp/graphflow-bench.lock python benchmarks/dgl_load.py [--quick] [--repeats 5]
         [--planetoid ../shared/data/planetoid]
@@ -24,15 +27,20 @@ from __future__ import annotations
 
 import argparse
 import json
-import statistics
 import sys
 import tempfile
-import time
 from collections.abc import Callable
 from pathlib import Path
 
-import torch
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
 
+import torch  # noqa: E402
+
+from benchmarks import fair  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 from graphflow.cli.main import main as graphflow_main
 from graphflow.compat.dgl import dgl
 from graphflow.io.synthetic import rmat
@@ -75,12 +83,6 @@ def rmat_file(nodes: int, edges: int, folder: Path) -> Path:
     return path
 
 
-def timed(fn: Callable[[], object]) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
 def compare(path: Path, repeats: int) -> dict:
     peers: dict[str, Callable[[], object]] = {
         "dgl.load_graphs": lambda: dgl.load_graphs(str(path)),
@@ -88,16 +90,14 @@ def compare(path: Path, repeats: int) -> dict:
         "check_container": lambda: dglfile.check_container(path),
         "probe": lambda: dglfile.probe(path),
     }
-    for fn in peers.values():  # warm-up: page cache, first calls
-        fn()
-    times: dict[str, list[float]] = {name: [] for name in peers}
-    for _ in range(repeats):
-        for name, fn in peers.items():
-            times[name].append(timed(fn))
-    median = {name: statistics.median(t) for name, t in times.items()}
+    # one warm-up each (page cache, first calls), then the order reversed every repetition
+    raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
+                      repeats, warmup=1)
+    median = {name: raced.median(name) for name in peers}
     return {"file": path.name, "mb": round(path.stat().st_size / 1e6, 1),
             "seconds": {k: round(v, 4) for k, v in median.items()},
-            "ratio": round(median["graphflow load_graph"] / median["dgl.load_graphs"], 2)}
+            "ratio": round(median["graphflow load_graph"] / median["dgl.load_graphs"], 2),
+            "lines": [raced.summary(name, width=20) for name in peers], **raced.record()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -107,7 +107,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--planetoid", type=Path,
                    default=Path(__file__).resolve().parents[1].parent / "shared" / "data" /
                    "planetoid")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/dgl_load/ "
+                        "(benchmarks/records.py)")
     args = p.parse_args(argv)
+    load_before = load_average()
     results = []
     with tempfile.TemporaryDirectory(prefix="graphflow-dglload-") as tmp:
         folder = Path(tmp)
@@ -122,8 +126,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{r['file']:<16} {r['mb']:>7} {s['dgl.load_graphs']:>15.3f}s "
                   f"{s['graphflow load_graph']:>9.3f}s {r['ratio']:>6} "
                   f"{s['check_container']:>7.3f}s {s['probe']:>7.3f}s", flush=True)
+            for line in r.pop("lines"):
+                print(f"    {line}")
             results.append(r)
-    print(json.dumps({"repeats": args.repeats, "results": results}))
+    out = {"repeats": args.repeats, "results": results}
+    if args.record:
+        write("dgl_load", out, load_before=load_before)
+    print(json.dumps(out))
     return 0
 
 

@@ -175,9 +175,11 @@ class GraphTask(SupervisedTask):
         raise NotImplementedError
 
     def model_defaults(self, model: str, *, sampled: bool) -> dict[str, Any]:
-        """GIN's layers as the GIN recipe's (DGL's GIN example): the last layer's output is
-        read out, so it gets the norm and activation of the hidden ones (``norm_last``)."""
-        return {"norm_last": True} if model in ("gin", "gine") else {}
+        """GIN's layers as the GIN recipe's (the paper's code, DGL's GIN example): the last
+        layer's output is read out, so it gets the norm and activation of the hidden ones
+        (``norm_last``), and the only dropout is the read-out head's (no ``dropout`` in the
+        stack)."""
+        return {"norm_last": True, "dropout": 0.0} if model in ("gin", "gine") else {}
 
     def _fold_objective(self, objective: GraphObjective, train_labels: torch.Tensor,
                         model: GraphModel) -> GraphObjective:

@@ -3,10 +3,12 @@
 For each width ``W`` in ``--widths`` (default 256 to 4096) the model is ``--depth`` layers
 ``nn.Linear(W, W)`` with ReLU between them, fed ``--rows`` rows (the nodes of a batch). The
 dense model and its 2:4-pruned copy (``graphflow.pruning.two_four``: magnitude pruning, then
-``convert``) run on the same device and input, alternating, and we report the median forward
-time of each over ``--repeats`` calls after warm-up, the ratio dense / sparse (> 1: the
-sparse model is faster) and the relative error of the sparse output against the dense pruned
-one.
+``convert``) run on the same device and input in ``--rounds`` rounds, the order of the two
+reversed every round (``benchmarks/fair.py``); a round is the median of ``--repeats`` calls
+after warm-up. We report each model's median round with its range and count (the fastest
+labelled ``best``), the ratio of the medians dense / sparse (> 1: the sparse model is faster)
+and the relative error of the sparse output against the dense pruned one. ``--record`` saves
+the figures under ``benchmarks/results/sparsity/``.
 
 On CUDA sm80+ (A100, H100) both models run in ``--dtype`` (float16 by default: the sparse
 tensor cores take float16, bfloat16 or int8). Elsewhere there are no 2:4 kernels: the pruned
@@ -34,6 +36,9 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
+from benchmarks import fair  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 from graphflow.pruning import two_four  # noqa: E402
 
 WIDTHS = (256, 512, 1024, 2048, 4096)
@@ -66,12 +71,13 @@ def measure(width: int, args: argparse.Namespace, device: torch.device,
             run_dense, run_sparse = graphed(dense, x), graphed(pruned, x)
         except Exception as exc:  # report, and time eagerly
             graph_note = f"CUDA graph capture failed: {type(exc).__name__}: {exc}"[:200]
-    t_dense, t_sparse = [], []
-    for _ in range(args.rounds):  # alternate so that background noise hits both alike
-        t_dense.append(two_four.time_call(run_dense, device, repeats=args.repeats))
-        t_sparse.append(two_four.time_call(run_sparse, device, repeats=args.repeats))
-    d, s = min(t_dense), min(t_sparse)
+    # the order reversed every round, so that background noise hits both alike
+    raced = fair.race({"dense": run_dense, "sparse": run_sparse}, args.rounds,
+                      measure=lambda fn, rep: two_four.time_call(fn, device,
+                                                                 repeats=args.repeats))
+    d, s = raced.median("dense"), raced.median("sparse")
     return {"width": width, "dense_ms": d * 1e3, "sparse_ms": s * 1e3, "ratio": d / s,
+            "ratio_spread": raced.ratio("dense", "sparse"), **raced.record(scale=1e3),
             "converted_layers": converted, "layers": len(reports), "rel_error": err,
             "fallbacks": [str(w.message) for w in caught], "graph_note": graph_note}
 
@@ -103,7 +109,11 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--cuda-graph", action="store_true",
                    help="time CUDA-graph replays of both models (no per-call host work)")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/sparsity/ "
+                        "(benchmarks/records.py)")
     args = p.parse_args()
+    load_before = load_average()
     device = torch.device(args.device)
     why_not = two_four.sparse_support(device)
     dtype = two_four.DTYPES[args.dtype] if why_not is None else torch.float32
@@ -119,22 +129,29 @@ def main() -> None:
         print(f"NOTE: {why_not}. The 'sparse' model below is the pruned model run densely: "
               f"its ratio is noise around 1.0. 2:4 kernels exist only on NVIDIA sm80+ GPUs "
               f"(cuSPARSELt / CUTLASS sparse tensor cores).")
+    print(f"medians of {args.rounds} rounds (the order reversed every round), each the median of "
+          f"{args.repeats} calls; [min-max] of the rounds")
     print(f"{'width':>6} {'dense ms':>10} {'2:4 ms':>10} {'dense/2:4':>10} {'converted':>10} "
-          f"{'rel err':>9}")
+          f"{'rel err':>9}  {'dense range':>17} {'2:4 range':>17}")
     rows = []
     for width in args.widths:
         r = measure(width, args, device, dtype)
         rows.append(r)
         print(f"{r['width']:>6} {r['dense_ms']:>10.3f} {r['sparse_ms']:>10.3f} "
               f"{r['ratio']:>9.2f}x {r['converted_layers']:>5}/{r['layers']:<4} "
-              f"{r['rel_error']:>9.1e}")
+              f"{r['rel_error']:>9.1e}  "
+              + "  ".join(f"[{r['spread'][k]['min']:.3f}-{r['spread'][k]['max']:.3f}]"
+                          for k in ("dense", "sparse")))
         for message in r["fallbacks"][:1] + ([r["graph_note"]] if r["graph_note"] else []):
             print(f"       note: {message}")
-    print(json.dumps({"device": str(device), "name": name, "capability": cap,
-                      "torch": torch.__version__, "dtype": str(dtype), "rows": args.rows,
-                      "depth": args.depth, "backend": args.backend,
-                      "cuda_graph": args.cuda_graph,
-                      "speedup_expected": why_not is None, "results": rows}))
+    out = {"device": str(device), "name": name, "capability": cap,
+           "torch": torch.__version__, "dtype": str(dtype), "rows": args.rows,
+           "depth": args.depth, "backend": args.backend, "cuda_graph": args.cuda_graph,
+           "rounds": args.rounds, "repeats": args.repeats,
+           "speedup_expected": why_not is None, "results": rows}
+    if args.record:
+        write("sparsity", out, load_before=load_before)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

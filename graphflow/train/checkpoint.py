@@ -21,13 +21,12 @@ from typing import Any
 import torch
 
 from graphflow.errors import DataError
-from graphflow.io.atomic import atomic_path
+from graphflow.io.atomic import save_torch
 
 
 def save(path: Path, obj: dict[str, Any]) -> Path:
-    """Atomically ``torch.save`` ``obj`` to ``path``."""
-    with atomic_path(path) as tmp:
-        torch.save(obj, tmp)
+    """Atomically ``torch.save`` ``obj`` to ``path`` (:func:`graphflow.io.atomic.save_torch`)."""
+    save_torch(path, obj)
     return path
 
 

@@ -82,6 +82,8 @@ from graphflow.nn import SAGEConv  # noqa: E402
 from graphflow.sampling.sampler import NeighborOptions, SampledGraph  # noqa: E402
 from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
+from graphflow.train.step import autocast as step_autocast  # noqa: E402
+from graphflow.train.step import resolve_precision  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
@@ -89,6 +91,9 @@ from benchmarks.records import alternate, orders, ratio_spread, spread, write  #
 from benchmarks.records import load as load_average  # noqa: E402
 
 GIB = 2**30
+PRECISION = {"graphflow": "fp32", "dgl": "fp32"}
+"""Each peer's training arithmetic (``--precision``, ``--peer-precision``): ``fp32``, or
+``bf16-mixed`` (the forward pass under bfloat16 autocast, as graphflow's Step runs it)."""
 FANOUTS = [15, 10, 5]
 FEATURES, HIDDEN, CLASSES = 100, 256, 16
 SPLITS: dict[str, dict[str, int]] = {}  # the measured core splits (graphflow.runtime.calibrate)
@@ -285,8 +290,9 @@ def train_graphflow(data: GraphData, device: torch.device, seeds: torch.Tensor,
         t = time.perf_counter()
         for mb in sampler.iterate(graph, seeds, torch.Generator().manual_seed(0),
                                   workers=plan.workers, rows=rows and model.accepts_rows):
-            out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
-            loss = F.cross_entropy(out, mb.labels)
+            with step_autocast(PRECISION["graphflow"], device):
+                out = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+            loss = F.cross_entropy(out.float(), mb.labels)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -312,8 +318,9 @@ def train_dgl(data: GraphData, device: torch.device, seeds: torch.Tensor,
     for input_nodes, output_nodes, blocks in loader:
         x = feat[input_nodes].to(device)
         y = label[output_nodes].to(device)
-        out = model([b.to(device) for b in blocks], x)
-        loss = F.cross_entropy(out, y)
+        with step_autocast(PRECISION["dgl"], device):
+            out = model([b.to(device) for b in blocks], x)
+        loss = F.cross_entropy(out.float(), y)
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -418,6 +425,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", action="store_true",
                    help="save the figures with the machine, commit and command under "
                         "benchmarks/results/sampling/ (benchmarks/records.py)")
+    p.add_argument("--precision", choices=["fp32", "bf16-mixed", "auto"], default="fp32",
+                   help="graphflow's training arithmetic (auto: as graphflow run resolves it "
+                        "on this machine); default fp32")
+    p.add_argument("--peer-precision", choices=["fp32", "bf16-mixed", "same"],
+                   default="same", help="DGL's training arithmetic: the same autocast as "
+                                        "graphflow's (default) or fp32")
     p.add_argument("--e2e-batches", type=int, default=0,
                    help="cut each training epoch to its first K batches (a quick, partial "
                         "check; default 0: whole epochs)")
@@ -438,6 +451,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--training-only", action="store_true",
                    help="skip the sampling sections: end-to-end training only")
     args = p.parse_args(argv)
+    PRECISION["graphflow"] = resolve_precision(args.precision, args.device)[0]
+    PRECISION["dgl"] = PRECISION["graphflow"] if args.peer_precision == "same" \
+        else args.peer_precision
     args.load_before = load_average()
     args.argv = [str(Path(__file__)), *(sys.argv[1:] if argv is None else argv)]
     machine.set_threads(args.threads)
@@ -457,7 +473,11 @@ def run(args: argparse.Namespace) -> int:
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both peers)", flush=True)
     device = torch.device(args.device)
+    if PRECISION["graphflow"] != PRECISION["dgl"]:
+        print(f"NOTE: the peers train in different arithmetic: graphflow "
+              f"{PRECISION['graphflow']}, DGL {PRECISION['dgl']}", flush=True)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
+                                  "precision": dict(PRECISION),
                                   "allocator": malloc, "gemm": gemm.current(),
                                   "fanouts": FANOUTS, "batch": args.batch}
     if args.products:

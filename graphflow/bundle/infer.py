@@ -84,13 +84,29 @@ def hidden_outputs(model: Any, adj: Any, x: Any, *, batch_size: int = 0,
         if batch_size > 0:
             out = model.inference(adj, x, batch_size=batch_size, device=device,
                                   progress=progress, layers=hidden)
-        else:
-            store = x.device
-            dev = torch.device(device) if device is not None else store
-            out = model.layer_outputs(adj.to(dev), x.to(dev))[hidden].to(store)
+        else:  # one pass, where the inputs are (as a full-batch stage holds them)
+            out = model.layer_outputs(adj, x)[hidden]
         return out.float()
     finally:
         model.train(was_training)
+
+
+def node_embeddings(model: Any, adj: Any, x: Any, *, batch_size: int = 0,
+                    device: torch.device | str | None = None, progress: Progress | None = None
+                    ) -> tuple[torch.Tensor | None, list[list[Any]] | None]:
+    """``(embeddings, types)``: :func:`hidden_outputs` as one float32 CPU matrix. A typed
+    model's rows are every node type's nodes, type after type in the graph's order, and
+    ``types`` lists ``[node type, rows]`` in that order (None for a one-type model).
+    ``(None, None)`` for a model without the layer structure."""
+    out = hidden_outputs(model, adj, x, batch_size=batch_size, device=device,
+                         progress=progress)
+    if out is None:
+        return None, None
+    if isinstance(out, dict):
+        order = [t for t in x if t in out]  # x holds every type, in the graph's order
+        return (torch.cat([out[t].cpu() for t in order]),
+                [[t, int(out[t].shape[0])] for t in order])
+    return out.cpu(), None
 
 
 def node_predictions(bundle: Bundle, logits: torch.Tensor) -> torch.Tensor:

@@ -11,7 +11,8 @@ from graphflow.components import Exporter, What
 from graphflow.context import RunContext
 from graphflow.io.atomic import atomic_path
 from graphflow.options import option
-from graphflow_plugins.exporters.tables import artifact_ids, node_artifact
+from graphflow_plugins.exporters.tables import (artifact_ids, embedding_types, node_artifact,
+                                                 typed_ids)
 
 
 @dataclass
@@ -27,6 +28,12 @@ def ids_path(path: Path) -> Path:
     return path.with_name(path.name.removesuffix(".npy") + ".ids.npy")
 
 
+def types_path(path: Path) -> Path:
+    """Where the node types of a typed graph's embeddings go: ``emb.npy`` ->
+    ``emb.types.npy``."""
+    return path.with_name(path.name.removesuffix(".npy") + ".types.npy")
+
+
 def save_npy(path: Path, array: np.ndarray) -> Path:
     """``np.save`` to a temporary file, then rename (np.save would append .npy to a name)."""
     with atomic_path(path) as tmp:
@@ -39,7 +46,9 @@ class NpyExporter(Exporter):
     """``np.load``-able arrays: the artifact in ``path``, row ``i`` being node ``i``.
 
     The node ids go to ``<stem>.ids.npy`` (int64, or a unicode string array; no pickle), in
-    the same order, so ``dict(zip(np.load(ids), np.load(path)))`` maps ids to rows.
+    the same order, so ``dict(zip(np.load(ids), np.load(path)))`` maps ids to rows. The
+    embeddings of a typed graph cover every node type, one after the other; the type of each
+    row goes to ``<stem>.types.npy``.
     """
 
     name = "npy"
@@ -53,8 +62,12 @@ class NpyExporter(Exporter):
         path = self.target(ctx)
         written = [save_npy(path, node_artifact(ctx, o.what).numpy())]
         if o.ids:
-            ids = artifact_ids(ctx, True).to_numpy(zero_copy_only=False)
+            ids = artifact_ids(ctx, True, o.what).to_numpy(zero_copy_only=False)
             if ids.dtype == object:
                 ids = ids.astype(np.str_)
             written.append(save_npy(ids_path(path), ids))
+            types = embedding_types(ctx, o.what)
+            if types is not None:  # a typed graph's embeddings: the node type of each row
+                kind = typed_ids(ctx, types, True)[1].to_numpy(zero_copy_only=False)
+                written.append(save_npy(types_path(path), kind.astype(np.str_)))
         return written

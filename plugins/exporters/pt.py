@@ -16,8 +16,8 @@ from graphflow.io.atomic import atomic_path
 from graphflow.io.plain import plain
 from graphflow.options import option
 from graphflow.train.restore import model_payload
-from graphflow_plugins.exporters.tables import (artifact_ids, graph_level, node_artifact,
-                                               run_info)
+from graphflow_plugins.exporters.tables import (artifact_ids, embedding_types, graph_level,
+                                                 node_artifact, run_info)
 
 
 @dataclass
@@ -43,7 +43,8 @@ class PtExporter(Exporter):
     Artifacts: ``{"what": ..., "<what>": tensor, "ids": ids, "info": run metadata}``. The
     graph: ``{"what": "graph", "src": ..., "dst": ..., "num_nodes": N, "ndata": {...},
     "edata": {...}, "ids": ids, "meta": {...}, "info": ...}``. Ids are an int64 tensor or a
-    list of strings, in node order.
+    list of strings, in node order. The embeddings of a typed graph cover every node type,
+    one after the other, with ``"types": [[node type, rows], ...]``.
 
     The trained model (``what = "model"``): ``{"what": "model", "model": state_dict,
     "model_info": {...}, "masks": [...], "info": ...}``; 2:4-pruned layers keep their
@@ -73,7 +74,11 @@ class PtExporter(Exporter):
                            edata=dict(g.edata), meta=plain(data.meta))
         else:
             payload[o.what] = node_artifact(ctx, o.what)
-        if o.ids and o.what != "model":
+        types = embedding_types(ctx, o.what)
+        if o.ids and types is not None:  # a typed graph's embeddings: every type's rows
+            payload["ids"] = ids_value(data, artifact_ids(ctx, True, o.what))
+            payload["types"] = [[t, n] for t, n in types]
+        elif o.ids and o.what != "model":
             graph_ids = artifact_ids(ctx, True) if o.what != "graph" and graph_level(ctx) \
                 else None  # a graph-level artifact: one row per graph of the collection
             payload["ids"] = ids_value(data, graph_ids)

@@ -3,6 +3,9 @@
 Layouts (the column names are the contract other tools read):
 
 * embeddings / logits: ``id`` + ``embedding`` / ``logits``, a ``fixed_size_list<float32>``.
+  The embeddings of a task on a typed graph cover every node type: ``id``, ``type`` (the
+  node type), ``embedding``, one type after the other (ids of types whose ids differ in
+  Arrow type become strings).
 * predictions: ``id``, ``prediction`` (class id), ``class`` (its name, when the loader knew
   the names) and ``probability`` (the largest softmax probability, when there are logits).
   Multi-label (and a graph task's 0/1 targets): ``prediction`` is the list of predicted
@@ -64,10 +67,40 @@ def typed_rows(ctx: RunContext) -> str | None:
     return ntype if data.typed_ids is not None else None
 
 
-def artifact_ids(ctx: RunContext, original: bool) -> pa.Array:
-    """The id column of an artifact table: graph ids for graph-level artifacts, the target
-    type's ids for a task on a typed graph, else node ids."""
+def embedding_types(ctx: RunContext, what: str | None) -> list[tuple[str, int]] | None:
+    """``[(node type, rows), ...]`` when ``what`` is the ``embeddings`` of a task on a typed
+    graph (every node type's rows, type after type), else None."""
+    types = (ctx.artifacts.model_info or {}).get("embedding_types")
+    if what != "embeddings" or not types or ctx.data is None or not ctx.data.is_typed:
+        return None
+    return [(str(t), int(n)) for t, n in types]
+
+
+def typed_ids(ctx: RunContext, types: list[tuple[str, int]], original: bool
+              ) -> tuple[pa.Array, pa.Array]:
+    """(id, type) columns of per-type rows: each type's original ids (or ``0..n-1`` within
+    the type), one type after the other; ids of different Arrow types become strings."""
     data = ctx.graph()
+    parts = []
+    for t, _ in types:
+        ids = data.typed_ids[t] if data.typed_ids is not None else None
+        parts.append(ids.to_arrow() if original and ids is not None else
+                     pa.array(np.arange(data.graph.num_nodes(t), dtype=np.int64)))
+    if len({p.type for p in parts}) > 1:
+        parts = [p.cast(pa.string()) for p in parts]
+    names = pa.array([t for t, _ in types], pa.string())
+    kind = names.take(pa.array(np.repeat(np.arange(len(types)), [n for _, n in types])))
+    return pa.concat_arrays(parts) if parts else pa.array([], pa.int64()), kind
+
+
+def artifact_ids(ctx: RunContext, original: bool, what: str | None = None) -> pa.Array:
+    """The id column of an artifact table: graph ids for graph-level artifacts, the target
+    type's ids for a task on a typed graph (every type's, in turn, for its ``embeddings``),
+    else node ids."""
+    data = ctx.graph()
+    types = embedding_types(ctx, what)
+    if types is not None:
+        return typed_ids(ctx, types, original)[0]
     ntype = typed_rows(ctx)
     if ntype is not None:
         ids = data.typed_ids[ntype]
@@ -118,6 +151,9 @@ def node_artifact(ctx: RunContext, what: str) -> torch.Tensor:
         return tensor
     ntype = typed_rows(ctx)
     n = ctx.graph().graph.num_nodes(ntype) if ntype is not None else ctx.graph().num_nodes
+    types = embedding_types(ctx, what)
+    if types is not None:
+        n = sum(rows for _, rows in types)
     if tensor.shape[0] != n:
         raise ConfigError(f"{section}: the {what} artifact has {tensor.shape[0]} rows but the "
                           f"graph has {n} nodes; the task that made it must return one row per "
@@ -238,6 +274,11 @@ def artifact_table(ctx: RunContext, what: str, original_ids: bool) -> pa.Table:
         classes = data.meta.get("graph_classes" if graph_level(ctx) else "classes")
         return predictions_table(ids, node_artifact(ctx, what),
                                  None if logits is None else logits.detach().cpu(), classes)
+    types = embedding_types(ctx, what)
+    if types is not None:  # a typed graph's embeddings: id, type, embedding
+        ids, kind = typed_ids(ctx, types, original_ids)
+        table = vectors_table(ids, node_artifact(ctx, what), what)
+        return table.add_column(1, "type", kind)
     return vectors_table(ids, node_artifact(ctx, what), what)
 
 

@@ -78,7 +78,9 @@ class NodeClassification(SupervisedTask):
     Results: ``train_acc``, ``val_acc``, ``test_acc`` and ``*_f1_macro`` (``*_f1_micro`` for
     multi-label) in the run's metrics; per-epoch ``loss``, ``train_acc``, ``val_loss``,
     ``val_acc`` in ``metrics.jsonl``; the ``predictions`` and ``logits`` of every node
-    (eval mode, full neighborhoods) and the trained ``model`` as artifacts.
+    (eval mode, full neighborhoods), the ``embeddings`` (the last hidden layer's node
+    vectors, the output layer's input; on a typed graph every node type's, with a ``type``
+    column in the exports) and the trained ``model`` as artifacts.
     """
 
     name = "node_classification"
@@ -154,8 +156,35 @@ class NodeClassification(SupervisedTask):
         info = {**meta, "section": section}
         if isinstance(x, dict):
             info["node_type"] = self._target(ctx)
-        return self._finish(ctx, model, runner.logits().cpu(), objective, targets, best.epoch,
-                            info)
+        embeddings = self._embeddings(ctx, model, runner, info)
+        figures = self._finish(ctx, model, runner.logits().cpu(), objective, targets,
+                               best.epoch, info)
+        ctx.artifacts.embeddings = embeddings
+        return figures
+
+    def _embeddings(self, ctx: RunContext, model: torch.nn.Module, runner: Any,
+                    info: dict[str, Any]) -> torch.Tensor | None:
+        """The ``embeddings`` artifact: the last hidden layer's node vectors, the output
+        layer's input (eval mode, full neighbourhoods, as the logits), (N, D) on the CPU.
+        On a typed graph every node type's rows, type after type, listed in
+        ``info["embedding_types"]`` (``[[type, rows], ...]``)."""
+        from graphflow.bundle.infer import node_embeddings
+
+        if getattr(ctx.sampler, "remote", False):  # graphflow launch: features on DistDGL
+            ctx.info(f"[{ctx.section}] no embeddings artifact: a distributed stage's features "
+                     f"stay on the servers")
+            return None
+        emb, types = node_embeddings(model, runner.adj, runner.x,
+                                     batch_size=int(getattr(runner, "inference_batch_size",
+                                                            0) or 0),
+                                     device=ctx.device, progress=ctx.progress)
+        if emb is None:
+            name = ctx.model.name if ctx.model is not None else type(model).__name__
+            ctx.info(f"[{ctx.section}] no embeddings artifact: model {name!r} is not a "
+                     f"graphflow layer stack (its hidden layers are not known)")
+        elif types is not None:
+            info["embedding_types"] = types
+        return emb
 
     def inference(self, ctx: RunContext, model: torch.nn.Module) -> Callable[[], torch.Tensor]:
         """A function computing ``model``'s (N, C) logits on ``ctx.device`` as :meth:`fit`

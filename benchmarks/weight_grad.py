@@ -2,8 +2,10 @@
 
 Autograd computes ``dW = dY^T @ x``; :class:`graphflow.sparse.gemm._Linear` computes
 ``(x^T @ dY)^T`` (the same numbers, another product for MKL). This times forward + backward
-of ``x @ W^T + b`` both ways for each shape, alternating rounds, and prints the ratio
-(autograd's time over the input-major one's: above 1, input-major is faster) beside the
+of ``x @ W^T + b`` both ways for each shape in ``--rounds`` rounds, the order reversed every
+round (``benchmarks/fair.py``), and prints each way's median round with its range and count
+(the fastest labelled ``best``) and the ratio (autograd's time over the input-major one's,
+median of the round pairs: above 1, input-major is faster) beside the
 orientation :func:`graphflow.sparse.gemm.linear` takes for that shape. The shapes: GINE's
 per-layer edge maps (one-hot bond types, 4 or 8 wide, to the layer's width), GIN's first and
 hidden layers on a batch of 32 graphs, and a sampled GraphSAGE batch's first layer::
@@ -34,7 +36,9 @@ if str(REPO) not in sys.path:
 from graphflow.runtime import allocator  # noqa: E402
 from graphflow.sparse import gemm  # noqa: E402
 
-from benchmarks import machine  # noqa: E402
+from benchmarks import fair, machine  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 
 # (name, rows, in, out)
 SHAPES = [("GINE edge map, 4 types -> 16", 7000, 4, 16),
@@ -59,17 +63,20 @@ def time_shape(rows: int, k: int, n: int, rounds: int, calls: int) -> dict[str, 
     for fn in ways.values():  # warm-up: kernels chosen, memory touched
         for _ in range(3):
             fn()
-    times: dict[str, list[float]] = {name: [] for name in ways}
-    for _ in range(rounds):
-        for name, fn in ways.items():
-            t = time.perf_counter()
-            for _ in range(calls):
-                fn()
-            times[name].append((time.perf_counter() - t) / calls * 1e6)
+
+    def per_call_us(fn, rep: int) -> float:
+        t = time.perf_counter()
+        for _ in range(calls):
+            fn(rep)
+        return (time.perf_counter() - t) / calls * 1e6
+
+    raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in ways.items()}, rounds,
+                      measure=per_call_us)
+    times = raced.times
     ratios = [a / i for a, i in zip(times["autograd"], times["input_major"])]
     return {"autograd_us": statistics.median(times["autograd"]),
             "input_major_us": statistics.median(times["input_major"]),
-            "ratio": statistics.median(ratios)}
+            "ratio": statistics.median(ratios), **raced.record()}
 
 
 def main() -> None:
@@ -77,7 +84,11 @@ def main() -> None:
     p.add_argument("--rounds", type=int, default=15, help="alternating rounds per shape")
     p.add_argument("--calls", type=int, default=40, help="calls per round")
     p.add_argument("--threads", type=int, default=torch.get_num_threads())
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/weight_grad/ "
+                        "(benchmarks/records.py)")
     a = p.parse_args()
+    load_before = load_average()
     if a.rounds < 1 or a.calls < 1:
         p.error(f"--rounds and --calls must be at least 1, got {a.rounds} and {a.calls}")
     allocator.apply("retain")  # as graphflow run sets it
@@ -90,9 +101,14 @@ def main() -> None:
         r = time_shape(rows, k, n, a.rounds, a.calls)
         print(f"{name:36s} {rows:>6} x {k:>3} -> {n:<4} autograd {r['autograd_us']:8.1f} us, "
               f"input-major {r['input_major_us']:8.1f} us, ratio {r['ratio']:.2f}; "
-              f"gemm.linear takes {takes}", file=sys.stderr, flush=True)
+              f"gemm.linear takes {takes} (medians of {a.rounds} rounds; ranges "
+              f"{r['spread']['autograd']['min']:.1f}-{r['spread']['autograd']['max']:.1f} / "
+              f"{r['spread']['input_major']['min']:.1f}-{r['spread']['input_major']['max']:.1f})",
+              file=sys.stderr, flush=True)
         result["shapes"].append({"name": name, "rows": rows, "in": k, "out": n,
                                  "takes": takes, **r})
+    if a.record:
+        write("weight_grad", result, load_before=load_before)
     print(json.dumps(result))
 
 

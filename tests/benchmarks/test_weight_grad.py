@@ -37,3 +37,16 @@ def test_bad_counts_stop_in_one_usage_line():
     assert done.returncode == 2
     assert "--rounds and --calls must be at least 1, got 0 and 40" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_orientations_alternate_and_report_medians_of_every_round():
+    done = run("--rounds", "3", "--calls", "1", "--threads", "1")
+    assert done.returncode == 0, done.stderr
+    for s in json.loads(done.stdout.strip().splitlines()[-1])["shapes"]:
+        ways = ["autograd", "input_major"]
+        assert s["calls"] == ways + ways[::-1] + ways  # the order reversed every round
+        for way in ways:
+            reps = s["repetitions"][way]
+            assert len(reps) == 3 and s[f"{way}_us"] == sorted(reps)[1]
+            assert s["spread"][way] == {"median": sorted(reps)[1], "min": min(reps),
+                                        "max": max(reps), "n": 3}

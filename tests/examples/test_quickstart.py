@@ -42,8 +42,8 @@ def test_quickstart_runs_as_documented(tmp_path):
     record = json.loads((out_dir / "run.json").read_text())
     assert record["status"] == "ok" and record["metrics"]["test_acc"] > 0.9
     assert proc.stdout.startswith('graphflow: ran "quickstart"')
-    for name in ("predictions.parquet", "logits.parquet", "run.json", "metrics.jsonl",
-                 "checkpoint.pt"):
+    for name in ("predictions.parquet", "logits.parquet", "embeddings.parquet", "run.json",
+                 "metrics.jsonl", "checkpoint.pt"):
         assert f"runs/quickstart/{name}" in proc.stdout
         assert (out_dir / name).is_file()
 

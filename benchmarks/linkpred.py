@@ -65,6 +65,8 @@ from graphflow.linkpred.negatives import NegativeSampler  # noqa: E402
 from graphflow.sampling.edges import EdgeBatches  # noqa: E402
 from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
+from graphflow.train.step import autocast as step_autocast  # noqa: E402
+from graphflow.train.step import resolve_precision  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
@@ -103,6 +105,11 @@ class DGLSAGE(nn.Module):
         return self.layers[1](blocks[1], x)
 
 
+PRECISION = {"graphflow": "fp32", "dgl": "fp32"}
+"""Each peer's training arithmetic (``--precision``, ``--peer-precision``): ``fp32``, or
+``bf16-mixed`` (the encoder under bfloat16 autocast, as graphflow's Step runs it)."""
+
+
 def bce(pos: torch.Tensor, neg: torch.Tensor) -> torch.Tensor:
     return (F.binary_cross_entropy_with_logits(pos, torch.ones_like(pos))
             + F.binary_cross_entropy_with_logits(neg, torch.zeros_like(neg)))
@@ -122,7 +129,9 @@ def train_graphflow(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor,
         t, n = time.perf_counter(), 0
         for mb in edges.iterate(eids, torch.Generator().manual_seed(1), workers=plan.workers,
                                 rows=model.accepts_rows):  # as the link_prediction task
-            h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+            with step_autocast(PRECISION["graphflow"], "cpu"):
+                h = model([Adjacency.from_block(b) for b in mb.blocks], mb.features)
+            h = h.float()
             loss = bce(*decode_pairs(dec, h, mb.pos, mb.neg))  # as the link_prediction task
             opt.zero_grad()
             loss.backward()
@@ -141,7 +150,9 @@ def train_dgl(data: GraphData, reverse: torch.Tensor, eids: torch.Tensor, model:
     loader = dgl.dataloading.DataLoader(g, eids, sampler, batch_size=BATCH, shuffle=False)
     t, n = time.perf_counter(), 0
     for input_nodes, pair, neg, blocks in loader:
-        h = model(blocks, feat[input_nodes])
+        with step_autocast(PRECISION["dgl"], "cpu"):
+            h = model(blocks, feat[input_nodes])
+        h = h.float()
         ps, pd = pair.edges()
         ns, nd = neg.edges()
         loss = bce((h[ps] * h[pd]).sum(-1), (h[ns] * h[nd]).sum(-1))
@@ -170,7 +181,19 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", action="store_true",
                    help="with --epochs: save the result under benchmarks/results/linkpred/ "
                         "(benchmarks/records.py)")
+    p.add_argument("--precision", choices=["fp32", "bf16-mixed", "auto"], default="fp32",
+                   help="graphflow's training arithmetic (auto: as graphflow run resolves it "
+                        "on this machine); default fp32")
+    p.add_argument("--peer-precision", choices=["fp32", "bf16-mixed", "same"],
+                   default="same", help="DGL's training arithmetic: the same autocast as "
+                                        "graphflow's (default) or fp32")
     a = p.parse_args(argv)
+    PRECISION["graphflow"] = resolve_precision(a.precision, "cpu")[0]
+    PRECISION["dgl"] = PRECISION["graphflow"] if a.peer_precision == "same" \
+        else a.peer_precision
+    if PRECISION["graphflow"] != PRECISION["dgl"]:
+        print(f"NOTE: the peers train in different arithmetic: graphflow "
+              f"{PRECISION['graphflow']}, DGL {PRECISION['dgl']}", flush=True)
     a.load_before = load_average()
     machine.set_threads(a.threads)
     table, splits, calibration = machine.choices(a.gemm)
@@ -282,6 +305,7 @@ def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
           f"every epoch): {ratio:.2f} (epoch pairs {ratio_of['min']:.2f}-{ratio_of['max']:.2f})",
           flush=True)
     out = {"nodes": data.num_nodes, "edges": data.num_edges, "epochs": a.epochs,
+           "precision": dict(PRECISION),
            "batches_per_epoch": batches,
            "graphflow_epoch_s": seconds["graphflow"], "dgl_epoch_s": seconds["dgl"],
            "graphflow_epoch_spread": spread(seconds["graphflow"]),

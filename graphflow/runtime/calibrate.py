@@ -47,10 +47,11 @@ count (``gemm-t<threads>``): a stage whose core plan gives it fewer threads than
 has looks up, or measures, the table for its own count (:func:`graphflow.sparse.gemm.backend_for`).
 
 **A busy machine.** Other jobs make a two-thread OpenMP team many times slower than one thread,
-so a part measured while the load average was above the cores is not kept as it is: the
-measurement is stored with ``busy: true`` beside the fixed rules (torch's products, the core
-policy), which are what runs use until it is measured again, at the first use when the load
-is no longer above the cores, or after :data:`BUSY_REUSES` uses whatever the load. One
+so a part measured while the load average was above half the cores (:data:`BUSY_FRACTION`)
+is not kept as it is: the measurement is stored with ``busy: true`` beside the fixed rules
+(torch's products, the core policy), which are what runs use until it is measured again, at
+the first use when the load is no longer above half the cores, or after :data:`BUSY_REUSES`
+uses whatever the load. One
 ``graphflow: warning:`` line a process says so.
 
 **Modes** (``GRAPHFLOW_CALIBRATE``, or ``graphflow doctor --calibrate``): ``auto`` (default:
@@ -105,6 +106,9 @@ CORES_MARGIN = 0.93
 """A measured core split replaces the fixed policy's only when this much faster (x time)."""
 SLOW = 2.0
 """A core split this many times slower than the best after one round gets no second round."""
+BUSY_FRACTION = 0.5
+"""A measurement is "busy" when the load average exceeds this x the usable cores: one other
+busy process on a 2-core machine already turned a two-thread team's times upside down."""
 BUSY_REUSES = 3
 """A part measured on a busy machine is measured again after this many uses, even if the
 machine is still busy (meanwhile runs use the fixed rules)."""
@@ -293,7 +297,7 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
             found = None
         if found is not None and found.get("busy"):
             uses = int(found.get("uses", 0)) + 1
-            if uses >= BUSY_REUSES or not _busy(_load()):
+            if uses >= BUSY_REUSES or not _busy(_load(), BUSY_FRACTION):
                 found = None  # a busy measurement is redone: now quiet, or used long enough
             else:
                 found = {**found, "uses": uses}
@@ -309,12 +313,12 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
         entry["seconds"] = round(time.perf_counter() - t, 3)
         entry["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         entry["load_average"] = _load()
-        if _busy(entry["load_average"]):
+        if _busy(entry["load_average"], BUSY_FRACTION):
             entry["busy"], entry["uses"] = True, 0
             _say("busy", f"calibration measured on a busy machine (load "
                          f"{entry['load_average']} on {cpu_info()['cores']} cores): runs use "
                          f"the fixed rules until it is measured again, when the load falls "
-                         f"below the cores or after {BUSY_REUSES} runs")
+                         f"below half the cores or after {BUSY_REUSES} runs")
         written = _write(path, sig, part, entry)
         _memo[memo_key] = {**entry, "path": str(path) if written else None}
         return _held(part, {**entry, "source": "calibrated",

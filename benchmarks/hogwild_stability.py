@@ -11,6 +11,7 @@ Usage::
 
     python benchmarks/hogwild_stability.py --graph rmat --nodes 10000 --edges 334000 --lr 0.03
     python benchmarks/hogwild_stability.py --graph dense --nodes 10000 --lr 0.05
+    python benchmarks/hogwild_stability.py --graph social --nodes 10312 --edges 333983 --lr 0.025
     python benchmarks/hogwild_stability.py --graph rmat --nodes 3000 --edges 100000 \\
         --walk-length 40 --walks-per-node 4 --lr 0.03,0.05 --seeds 2
 """
@@ -43,6 +44,11 @@ class PerWorkerCap(SkipGram):
 
 
 def make_graph(kind: str, nodes: int, edges: int, seed: int) -> WalkGraph:
+    if kind == "social":  # benchmarks/node2vec.py's social case (power-law, 39 labels)
+        from benchmarks.node2vec import SOCIAL_LABELS, SOCIAL_WITHIN, social_communities
+
+        d = social_communities(nodes, SOCIAL_LABELS, edges, within=SOCIAL_WITHIN, seed=seed)
+        return from_edges(d.src, d.dst, nodes)
     if kind == "dense":  # benchmarks/node2vec.py's dense case
         d = overlapping_communities(nodes, 36, 70.0, within=0.15, seed=seed)
         return from_edges(d.src, d.dst, nodes)
@@ -54,9 +60,10 @@ def make_graph(kind: str, nodes: int, edges: int, seed: int) -> WalkGraph:
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--graph", choices=("rmat", "dense"), default="rmat")
+    p.add_argument("--graph", choices=("rmat", "dense", "social"), default="rmat")
     p.add_argument("--nodes", type=int, default=10_000)
-    p.add_argument("--edges", type=int, default=334_000, help="rmat: undirected edges drawn")
+    p.add_argument("--edges", type=int, default=334_000,
+                   help="rmat: undirected edges drawn; social: undirected edges kept")
     p.add_argument("--walk-length", type=int, default=80)
     p.add_argument("--walks-per-node", type=int, default=10)
     p.add_argument("--lr", default="0.03", help="comma-separated learning rates")

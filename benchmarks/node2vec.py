@@ -47,8 +47,20 @@ Everything runs in one process, peers side by side on the same data.
     "macro-F1 at least the peer's" is judged on the means. End to end = one walk generation
     + the MEAN training time, so speed and quality stand on the same footing.
 
-    python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N] [--cases sbm,dense]
-        [--allocator retain|system] [--train-seeds R]
+(c) **Social**: a dense multi-label graph with power-law degrees and the statistics of a
+    social network (BlogCatalog's: 10,312 nodes, 333,983 undirected edges, 39 overlapping
+    labels, ~1.4 per node; ``social_communities``, a share ``SOCIAL_WITHIN`` of the edges
+    inside a community, degrees up to a few thousand; ``--quick``: 2k nodes). graphflow
+    (walks + skip-gram at the task's defaults) against PecanPy walks + gensim ``Word2Vec``, the
+    same settings as (b), each side end to end on its own walks and training seed
+    ``seed + r`` for ``r < --social-seeds`` (default 3), with 1 and 2 workers each
+    (``--social-workers``; graphflow's Hogwild workers of one thread, PecanPy's and gensim's
+    workers), the side that goes first alternating from seed to seed. Reported: medians over
+    the seeds of macro-F1 (same protocol and split as (b)) and of the end-to-end time.
+
+    python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N]
+        [--cases sbm,dense,social] [--allocator retain|system] [--train-seeds R]
+        [--social-workers 1,2] [--social-seeds 3]
 
 ``--allocator`` sets ``malloc`` for the whole process, so every peer runs under the same
 setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.runtime.allocator``) or
@@ -88,7 +100,7 @@ import torch  # noqa: E402
 
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.runtime import allocator, cores  # noqa: E402
-from graphflow.io.synthetic import overlapping_communities, rmat, sbm  # noqa: E402
+from graphflow.io.synthetic import Generated, overlapping_communities, rmat, sbm  # noqa: E402
 from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.embeddings.evaluation import classify, random_split  # noqa: E402
@@ -173,6 +185,65 @@ def numpy_aliases_for_nptyping() -> None:
                      ("unicode_", "str_")):
         if old not in np.__dict__:
             setattr(np, old, getattr(np, new))
+
+
+def social_communities(nodes: int, labels: int, edges: int, *, within: float,
+                       exponent: float = 2.2, extra_labels: float = 0.4,
+                       popularity: float = 1.0, seed: int = 0) -> Generated:
+    """A dense multi-label social graph with power-law degrees (BlogCatalog's statistics:
+    10,312 nodes, 333,983 undirected edges, 39 overlapping labels, about 1.4 per node).
+
+    Each node joins ``1 + Poisson(extra_labels)`` distinct labels picked with probability
+    ``(rank + 1) ** -popularity`` (a few common labels, many rare ones) and gets a Chung-Lu
+    weight ``theta ~ Pareto`` of tail ``exponent`` (capped at ``sqrt(2 edges)``). An edge
+    draws one end by ``theta``; with probability ``within`` the other end by ``theta`` among
+    the members of one of the first end's labels (a random membership of it), else among all
+    nodes. Candidates are drawn in rounds, self-loops and repeats dropped, until exactly
+    ``edges`` distinct undirected edges are kept (the first drawn). Vectorised; the rounds
+    are the only loop.
+
+    :returns: edges in both directions; ``label`` float32 (N, labels) 0/1 memberships.
+    """
+    gen = torch.Generator().manual_seed(seed)
+    weight = (torch.arange(labels, dtype=torch.float64) + 1) ** -popularity  # (C,)
+    count = (1 + torch.poisson(torch.full((nodes,), extra_labels, dtype=torch.float64),
+                               generator=gen)).clamp(max=labels).long()  # (N,)
+    keys = weight.log() - torch.log(-torch.log(torch.rand(nodes, labels, generator=gen,
+                                                          dtype=torch.float64)))
+    member = keys.argsort(1, descending=True).argsort(1) < count[:, None]  # (N, C)
+    u01 = torch.rand(nodes, generator=gen, dtype=torch.float64)
+    theta = ((1.0 - u01) ** (-1.0 / (exponent - 1.0))).clamp(max=(2.0 * edges) ** 0.5)
+    label_of, node_of = member.T.nonzero(as_tuple=True)  # (M,) memberships, by label
+    cum = torch.cumsum(theta[node_of], 0)  # (M,) running weight, label by label
+    end = torch.cumsum(member.sum(0), 0)  # (C,)
+    hi_mass = cum[end - 1]  # (C,) every label has members at these sizes
+    lo_mass = torch.cat([torch.zeros(1, dtype=torch.float64), hi_mass[:-1]])
+    node_cum = torch.cumsum(theta, 0)  # (N,)
+    # the memberships of each node, for "a random label of u": sorted by node
+    by_node = torch.argsort(node_of, stable=True)  # (M,)
+    first = torch.cumsum(count, 0) - count  # (N,) first membership of each node in by_node
+    kept = torch.zeros(0, dtype=torch.long)
+    while kept.numel() < edges:
+        m = 2 * (edges - kept.numel()) + 1000
+        x = torch.rand(m, generator=gen, dtype=torch.float64) * node_cum[-1]
+        u = torch.searchsorted(node_cum, x, right=True).clamp(max=nodes - 1)  # (m,)
+        pick = first[u] + (torch.rand(m, generator=gen) * count[u]).long()
+        lab = label_of[by_node[pick]]  # (m,) one label of u
+        y = lo_mass[lab] + torch.rand(m, generator=gen, dtype=torch.float64) \
+            * (hi_mass[lab] - lo_mass[lab])
+        v_in = node_of[torch.searchsorted(cum, y, right=True).clamp(max=cum.numel() - 1)]
+        v_out = torch.searchsorted(node_cum, torch.rand(m, generator=gen, dtype=torch.float64)
+                                   * node_cum[-1], right=True).clamp(max=nodes - 1)
+        v = torch.where(torch.rand(m, generator=gen) < within, v_in, v_out)
+        key = torch.minimum(u, v) * nodes + torch.maximum(u, v)
+        key = torch.cat([kept, key[u != v]])
+        uniq, inverse = torch.unique(key, return_inverse=True)
+        order = torch.full((uniq.numel(),), key.numel(), dtype=torch.long)
+        order.scatter_reduce_(0, inverse, torch.arange(key.numel()), reduce="amin")
+        kept = uniq[torch.sort(order).indices][:edges]  # first drawn first
+    lo, hi = kept // nodes, kept % nodes
+    return Generated(src=torch.cat([lo, hi]), dst=torch.cat([hi, lo]), num_nodes=nodes,
+                     label=member.float())
 
 
 def make_case(name: str, quick: bool, seed: int) -> tuple[object, int, int]:
@@ -396,6 +467,95 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     return out
 
 
+SOCIAL_NODES, SOCIAL_EDGES, SOCIAL_LABELS = 10_312, 333_983, 39
+SOCIAL_WITHIN = 0.15
+"""Share of the social case's edges drawn inside a community: weak enough that gensim's
+macro-F1 lands near a real social graph's of these statistics (about 0.21-0.26)."""
+
+
+def graphflow_end_to_end(graph: object, nodes: int, device: torch.device, workers: int,
+                         seed: int) -> tuple[torch.Tensor, float, float]:
+    """graphflow's walks (seed ``seed``) and skip-gram on ``workers`` Hogwild workers of one
+    thread each, at the task's defaults: (N, D) embeddings, walk seconds, training seconds."""
+    gen = torch.Generator(device=device).manual_seed(seed)
+    starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
+    starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
+    with intra_op_threads(1):
+        t0 = time.perf_counter()
+        walks = torch.cat([random_walks(graph, b, STEPS, p=P, q=Q, generator=gen)
+                           for b in starts.split(100_000)])
+        sync(device)
+        walk_s = time.perf_counter() - t0
+    settings = SkipGramSettings(dim=DIM, window=WINDOW, negatives=NEGATIVES)
+    with intra_op_threads(1):
+        t0 = time.perf_counter()
+        model = SkipGram(nodes, settings, graph.in_strength(), device,
+                         torch.Generator(device=device).manual_seed(seed), graph=graph)
+        model.fit(walks, LR, 0, walks.shape[0], default_step_walks(device), workers=workers,
+                  worker_threads=1)
+        sync(device)
+        train_s = time.perf_counter() - t0
+    return model.embeddings(), walk_s, train_s
+
+
+def bench_social(quick: bool, device: torch.device, seed: int, seeds: int,
+                 workers_list: list[int]) -> dict:
+    """The ``social`` case: graphflow against PecanPy walks + gensim, each end to end (its own
+    walks and training, seed ``seed + r``), with 1 and 2 workers each, the order of the two
+    sides alternating from seed to seed; medians over the seeds."""
+    nodes, edges = (2_000, 64_775) if quick else (SOCIAL_NODES, SOCIAL_EDGES)
+    data = social_communities(nodes, SOCIAL_LABELS, edges, within=SOCIAL_WITHIN, seed=seed)
+    graph = from_edges(data.src, data.dst, nodes).to(device)
+    degree = graph.out_degrees()
+    print(f"(c) social: {nodes} nodes, {edges} undirected edges, degree max {int(degree.max())} "
+          f"median {int(degree.median())}, {SOCIAL_LABELS} labels "
+          f"({float(data.label.sum(1).mean()):.2f} per node); {seeds} seeds per side, "
+          f"the side that goes first alternating", flush=True)
+    train, test = random_split(torch.arange(nodes), 0.5, torch.Generator().manual_seed(seed))
+    out: dict[str, object] = {"social_nodes": nodes, "social_edges": edges,
+                              "social_within": SOCIAL_WITHIN, "social_seeds": seeds}
+    for workers in workers_list:
+        runs: dict[str, list[dict[str, float]]] = {"graphflow": [], "pecanpy_gensim": []}
+        for r in range(seeds):
+            order = ["graphflow", "pecanpy_gensim"][:: 1 if r % 2 == 0 else -1]
+            for side in order:
+                if side == "graphflow":
+                    emb, walk_s, train_s = graphflow_end_to_end(graph, nodes, device, workers,
+                                                                seed + r)
+                else:
+                    sentences, walk_s = pecanpy_walks(data.src, data.dst, nodes, workers,
+                                                      seed + r)
+                    emb, train_s = gensim_embeddings(sentences, nodes, workers, seed + r)
+                    del sentences
+                run = evaluate(emb, data.label, train, test, SOCIAL_LABELS, seed)
+                run.update(walk_s=round(walk_s, 2), train_s=round(train_s, 2),
+                           total_s=round(walk_s + train_s, 2))
+                runs[side].append(run)
+                print(f"    workers {workers}  seed {seed + r}  {side:15s} walks {walk_s:5.1f}s "
+                      f"+ training {train_s:5.1f}s  macro-F1 {run['macro_f1']:.4f}  "
+                      f"micro-F1 {run['micro_f1']:.4f}", flush=True)
+        for side, values in runs.items():
+            for k in ("macro_f1", "micro_f1", "total_s", "walk_s", "train_s"):
+                out[f"social_w{workers}_{side}_{k}"] = statistics.median(v[k] for v in values)
+            out[f"social_w{workers}_{side}_macro_f1_runs"] = [v["macro_f1"] for v in values]
+            out[f"social_w{workers}_{side}_total_s_runs"] = [v["total_s"] for v in values]
+        ours, theirs = (f"social_w{workers}_{side}" for side in runs)
+        margin = out[f"{ours}_macro_f1"] - out[f"{theirs}_macro_f1"]
+        ratio = out[f"{theirs}_total_s"] / out[f"{ours}_total_s"]
+        out[f"social_w{workers}_macro_f1_margin"] = round(margin, 4)
+        out[f"social_w{workers}_macro_f1_met"] = margin >= 0
+        out[f"social_w{workers}_ratio"] = round(ratio, 2)
+        print(f"    workers {workers}, medians over {seeds} seeds: graphflow "
+              f"{out[f'{ours}_total_s']:.1f}s macro-F1 {out[f'{ours}_macro_f1']:.4f} "
+              f"[{' '.join(f'{v:.4f}' for v in out[f'{ours}_macro_f1_runs'])}], "
+              f"PecanPy + gensim {out[f'{theirs}_total_s']:.1f}s macro-F1 "
+              f"{out[f'{theirs}_macro_f1']:.4f} "
+              f"[{' '.join(f'{v:.4f}' for v in out[f'{theirs}_macro_f1_runs'])}]: "
+              f"{'at least the peer' if margin >= 0 else 'BELOW the peer'} ({margin:+.4f}), "
+              f"{ratio:.2f}x its speed end to end", flush=True)
+    return out
+
+
 def margin_se(ours: list[float], theirs: list[float]) -> float | None:
     """Standard error of the difference of two means of independent trainings
     (``sqrt(s1^2 / n1 + s2^2 / n2)``), or None with fewer than two trainings a peer."""
@@ -412,7 +572,12 @@ def main() -> None:
     p.add_argument("--train-workers", type=int, default=None,
                    help="graphflow's Hogwild skip-gram workers (default: the core policy's, "
                         "one per core)")
-    p.add_argument("--cases", default="sbm,dense", help="end-to-end cases: sbm, dense")
+    p.add_argument("--cases", default="sbm,dense,social",
+                   help="end-to-end cases: sbm, dense, social")
+    p.add_argument("--social-workers", default="1,2",
+                   help="the social case's worker counts (each side gets as many)")
+    p.add_argument("--social-seeds", type=int, default=3,
+                   help="the social case's end-to-end runs per side and worker count")
     p.add_argument("--walk-nodes", type=int, default=None)
     p.add_argument("--walk-edges", type=int, default=None)
     p.add_argument("--walk-seeds", type=int, default=None)
@@ -455,10 +620,13 @@ def main() -> None:
             args.walk_edges or (1_000_000 if args.quick else 10_000_000),
             args.walk_seeds or (5_000 if args.quick else 50_000), device, args.seed))
     if not args.skip_e2e:
-        if "dense" in args.cases or "sbm" in args.cases:
-            figures["pecanpy_jit_s"] = round(warm_pecanpy(torch.get_num_threads()), 2)
-        for case in args.cases.split(","):
-            figures.update(bench_end_to_end(case.strip(), args.quick, device,
+        figures["pecanpy_jit_s"] = round(warm_pecanpy(torch.get_num_threads()), 2)
+        for case in (c.strip() for c in args.cases.split(",")):
+            if case == "social":
+                figures.update(bench_social(args.quick, device, args.seed, args.social_seeds,
+                                            [int(w) for w in args.social_workers.split(",")]))
+                continue
+            figures.update(bench_end_to_end(case, args.quick, device,
                                             torch.get_num_threads(), args.train_workers,
                                             args.seed, args.train_seeds, args.step_walks))
     figures["machine"] = info

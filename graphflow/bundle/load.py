@@ -93,8 +93,11 @@ class Bundle:
         return list(self.meta.get("fitted") or [])
 
     @property
-    def in_dim(self) -> int:
-        return int(self.meta["inputs"]["in_dim"])
+    def in_dim(self) -> Any:
+        """The input width; a typed model's: the width of each node type (None:
+        featureless)."""
+        value = self.meta["inputs"]["in_dim"]
+        return dict(value) if isinstance(value, dict) else int(value)
 
     @property
     def typed(self) -> dict[str, Any] | None:

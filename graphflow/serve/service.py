@@ -7,6 +7,10 @@ and every node's output (class scores, or a link model's embeddings) is computed
 layer-wise inference; for a graph model, every graph's scores of the served collection.
 Requests for the served graph's nodes (or the collection's graphs) are then lookups; a
 posted subgraph (or posted graphs) is transformed and inferred per request.
+
+A typed model (``rgcn``, ``hetero``) serves its target type's nodes of the served typed
+graph, named by their original ids; it takes no posted subgraphs (its featureless types are
+learnt per node of the training graph).
 """
 
 from __future__ import annotations
@@ -54,8 +58,22 @@ class Service:
         return self.ctx.graph()
 
     # -- GET ------------------------------------------------------------------------------
+    @property
+    def node_ids(self) -> Any:
+        """The original ids of the served rows: the graph's nodes, or a typed model's target
+        type's nodes."""
+        target = self.bundle.target
+        if target is None:
+            return self.data.ids
+        from graphflow.bundle.typed import type_ids
+
+        return type_ids(self.data, target)
+
     def health(self) -> dict[str, Any]:
         out = {"status": "ok", "kind": self.bundle.kind, "nodes": self.data.num_nodes}
+        if self.bundle.target is not None:
+            out["node_type"] = self.bundle.target
+            out["target_nodes"] = len(self.node_ids)
         if self.data.graphs is not None:
             out["graphs"] = self.data.graphs.num_graphs
         return out
@@ -72,14 +90,17 @@ class Service:
                           "edges": self.data.num_edges,
                           **({"graphs": self.data.graphs.num_graphs}
                              if self.data.graphs is not None else {})},
-                "endpoints": endpoints(b.kind)}
+                **({"typed": {"target": b.target, "node_types": b.typed["ntypes"],
+                              "relations": b.typed["relations"]}}
+                   if b.typed is not None else {}),
+                "endpoints": endpoints(b.kind, typed=b.typed is not None)}
 
     # -- POST -----------------------------------------------------------------------------
     def predict_nodes(self, body: Any) -> dict[str, Any]:
         """``{"ids": [...]}`` → one prediction per id (node models)."""
         self._require("node", "/predict/nodes")
         ids = _list(body, "ids", self.max_items)
-        index = self._lookup(self.data, ids, "ids")
+        index = self._lookup(self.data, ids, "ids", known=self.node_ids)
         return {"predictions": self._rows(ids, self.outputs[index])}
 
     def score_pairs(self, body: Any) -> dict[str, Any]:
@@ -101,6 +122,10 @@ class Service:
         "predict": [...]}`` → predictions for ``predict`` (default: every posted node),
         inferred on the posted subgraph alone (inductive)."""
         self._require("node", "/predict/subgraph")
+        if self.bundle.typed is not None:
+            raise RequestError(400, f"/predict/subgraph takes one-type graphs; this model "
+                                    f"reads a typed graph: ask for its served "
+                                    f"{self.bundle.target!r} nodes with POST /predict/nodes")
         data = self._subgraph(body)
         want = body.get("predict")
         with self.lock:  # transforms and inference on one request at a time
@@ -177,14 +202,16 @@ class Service:
                                     f"{', '.join(endpoints(self.bundle.kind)[2:]) or 'GET /model'}")
 
     @staticmethod
-    def _lookup(data: GraphData, ids: list[Any], what: str) -> torch.Tensor:
+    def _lookup(data: GraphData, ids: list[Any], what: str, known: Any = None) -> torch.Tensor:
+        """Internal ids of ``ids`` among ``known`` (default: the nodes of ``data``)."""
         from graphflow.bundle.ids import lookup
 
+        known = data.ids if known is None else known
         if not all(isinstance(i, (str, int)) and not isinstance(i, bool) for i in ids):
             raise RequestError(422, f"{what}: node ids must be strings or integers")
-        values = pa.array(ids) if ids else pa.array([], data.ids.to_arrow().type)
+        values = pa.array(ids) if ids else pa.array([], known.to_arrow().type)
         try:
-            return lookup(data.ids, values, what=f"{what}: node id")
+            return lookup(known, values, what=f"{what}: node id")
         except (GraphflowError, pa.ArrowException) as exc:
             raise RequestError(404, str(exc).replace("is not a node of the graph; use ids of "
                                                      "the loaded graph",
@@ -265,11 +292,12 @@ class Service:
         return data
 
 
-def endpoints(kind: str) -> list[str]:
-    """The endpoints that serve a model of ``kind``."""
+def endpoints(kind: str, *, typed: bool = False) -> list[str]:
+    """The endpoints that serve a model of ``kind`` (``typed``: of a typed graph, whose
+    served rows are its target type's nodes)."""
     common = ["GET /health", "GET /model"]
     if kind == "node":
-        return common + ["POST /predict/nodes", "POST /predict/subgraph"]
+        return common + ["POST /predict/nodes"] + ([] if typed else ["POST /predict/subgraph"])
     if kind == "link":
         return common + ["POST /score/pairs"]
     if kind == "graph":

@@ -80,9 +80,9 @@ def predict_config(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     if kind == "link" and what == "links" and args.pairs is None:
         raise ConfigError("a link model scores the pairs given with --pairs FILE (src, dst "
                           "columns of original ids); without them, use --what embeddings")
-    if kind == "node" and what in ("links", "embeddings"):
-        raise ConfigError(f"--what {what}: a node classification model writes predictions "
-                          f"or logits")
+    if kind == "node" and what == "links":
+        raise ConfigError(f"--what {what}: a node classification model writes predictions, "
+                          f"logits or embeddings")
     table["export"] = [{"type": args.format, "what": what}]
     return table
 

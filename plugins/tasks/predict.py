@@ -63,7 +63,9 @@ class Predict(Task):
     stateful training transform missing from the pipeline is refused.
 
     Node models: ``predictions`` and ``logits`` of every node (or of ``nodes``: the
-    graph after this stage is then those nodes, for the exporters). Link models: the
+    graph after this stage is then those nodes, for the exporters), and the ``embeddings``
+    (the last hidden layer's vectors) when an export asks for them. A typed model's rows
+    are its target type's nodes (its embeddings: every node type's). Link models: the
     ``embeddings``, and the ``links`` scores of ``pairs``. Graph models: per-graph
     ``predictions``, ``logits`` and ``embeddings``. The ``model`` artifact is the loaded
     module. With labels in the data, ``predict_acc`` (node and graph classes) is logged.
@@ -118,6 +120,9 @@ class Predict(Task):
         logits = node_outputs(bundle, data, batch_size=o.batch_size, device=ctx.device,
                               progress=ctx.progress)  # (N, C); a typed model: (n_target, C)
         target = bundle.target  # None for a one-type model
+        emb, types = None, None
+        if any(getattr(e.options, "what", None) == "embeddings" for e in ctx.config.exports):
+            emb, types = self._embeddings(ctx, bundle, data)
         if o.nodes is not None:
             if target is None:
                 index = lookup(data.ids, read_id_file(o.nodes), what=f"{o.nodes}: node id")
@@ -129,6 +134,18 @@ class Predict(Task):
                 data = _only_typed_nodes(data, target, index)
             ctx.data = data
             logits = logits[index]
+            if emb is not None and types is not None:  # the target type's rows only
+                starts = dict(zip((t for t, _ in types), _offsets(types)))
+                emb = emb[starts[target]:starts[target] + int(dict(types)[target])]
+                types = None
+            if emb is not None:
+                emb = emb[index]
+        ctx.artifacts.model_info.pop("embedding_types", None)  # the training graph's rows
+        if emb is not None:
+            ctx.artifacts.embeddings = emb
+            if types is not None:
+                ctx.artifacts.model_info = {**ctx.artifacts.model_info,
+                                            "embedding_types": types}
         predictions = node_predictions(bundle, logits)
         ctx.artifacts.logits, ctx.artifacts.predictions = logits, predictions
         if bundle.class_names and "classes" not in data.meta:
@@ -145,6 +162,24 @@ class Predict(Task):
                 figures["predict_acc"] = float((predictions[known] == label[known])
                                                .float().mean())
         self._log(ctx, figures)
+
+    def _embeddings(self, ctx: RunContext, bundle: Any, data: GraphData) -> tuple[Any, Any]:
+        """A node model's embeddings (an export asks for them), as node_classification leaves
+        them: the last hidden layer's node vectors; a typed model's: every node type's rows,
+        with their ``[[type, rows], ...]``."""
+        from graphflow.bundle.infer import batch_size_of, node_embeddings
+
+        adj, x = bundle.inputs(data)
+        emb, types = node_embeddings(
+            bundle.model, adj, x, device=ctx.device, progress=ctx.progress,
+            batch_size=0 if bundle.typed is not None
+            else batch_size_of(bundle, self.options.batch_size))
+        if emb is None:
+            raise ConfigError(f"[{ctx.section}] the bundle's model "
+                              f"{bundle.meta['model']['type']!r} is not a graphflow layer "
+                              f"stack, so its embeddings (the last hidden layer) are not "
+                              f"known; export predictions or logits")
+        return emb, types
 
     def _links(self, ctx: RunContext, bundle: Any, data: GraphData) -> None:
         from graphflow.bundle.infer import node_outputs, pair_scores
@@ -211,6 +246,15 @@ def _only_nodes(data: GraphData, index: torch.Tensor) -> GraphData:
     for name, values in data.graph.ndata.items():
         g.ndata[name] = values[index]
     return GraphData(graph=g, ids=data.ids.take(index), name=data.name, meta=dict(data.meta))
+
+
+def _offsets(types: list[list[Any]]) -> list[int]:
+    """The first row of each type in rows laid out type after type."""
+    out, start = [], 0
+    for _, n in types:
+        out.append(start)
+        start += int(n)
+    return out
 
 
 def _only_typed_nodes(data: GraphData, ntype: str, index: torch.Tensor) -> GraphData:

@@ -43,7 +43,7 @@ what = "embeddings"
 
 
 @pytest.mark.parametrize("model, train", [("gcn", ""), ("sage", "inference_batch_size = 7")])
-def test_embeddings_are_the_output_layers_input(run_toml, tmp_path, model, train):
+def test_embeddings_are_the_output_layers_input(run_toml, cli, tmp_path, model, train):
     ctx = run_toml(PIPELINE.format(model=model, train=train)).ctx
     net, data = ctx.artifacts.model, ctx.data
     emb = ctx.artifacts.embeddings
@@ -57,9 +57,17 @@ def test_embeddings_are_the_output_layers_input(run_toml, tmp_path, model, train
     with torch.no_grad():
         logits = net.layers[-1](adj, emb)
     assert torch.allclose(logits, ctx.artifacts.logits, atol=1e-5)
+    # graphflow predict writes the same vectors from the run's bundle
+    code, _, err = cli("predict", tmp_path / "out", "--data", tmp_path / "pipeline.toml",
+                       "--what", "embeddings")
+    assert code == 0, err
+    again = pq.read_table(tmp_path / "out" / "predict" / "embeddings.parquet")
+    assert again.column("id").to_pylist() == table.column("id").to_pylist()
+    assert np.allclose(np.stack(again.column("embedding").to_numpy(zero_copy_only=False)),
+                       stored, atol=1e-5)
 
 
-def test_typed_embeddings_cover_every_node_type(run_toml):
+def test_typed_embeddings_cover_every_node_type(run_toml, cli):
     text = (EXAMPLES / "typed_tables.toml").read_text().replace(
         'path = "data/', f'path = "{EXAMPLES}/data/') + (
         '\n[[export]]\ntype = "parquet"\nwhat = "embeddings"\n\n'
@@ -89,3 +97,10 @@ def test_typed_embeddings_cover_every_node_type(run_toml):
     with torch.no_grad():
         logits = net.layers[-1](TypedAdjacency.from_graph(g), h)["paper"]
     assert torch.allclose(logits, ctx.artifacts.logits, atol=1e-5)
+    code, _, err = cli("predict", out, "--data", out.parent / "pipeline.toml", "--what",
+                       "embeddings", "--format", "parquet")
+    assert code == 0, err
+    again = pq.read_table(out / "predict" / "embeddings.parquet")
+    assert again.column("type").to_pylist() == kinds
+    assert np.allclose(np.stack(again.column("embedding").to_numpy(zero_copy_only=False)),
+                       emb.numpy(), atol=1e-5)

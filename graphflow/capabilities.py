@@ -267,9 +267,6 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 """Cells where the feature has no meaning for the task (shown as a dash, with the reason)."""
 
 PENDING: dict[tuple[str, str], str] = {
-    **{(row, "embeddings"): "node classification's embeddings (the last hidden layer's node "
-                            "vectors) are being built"
-       for row in ("node", "node_sampled", "node_typed")},
     ("node_typed", "serve"): "needs the typed bundle (being built)",
     ("node_typed", "onnx"): "typed portable exports are being built",
     ("node_typed", "torchscript"): "typed portable exports are being built",

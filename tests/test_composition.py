@@ -515,9 +515,11 @@ def check_embeddings(key: str, runs: Runs) -> None:
     table = table_of(result.out_dir / "embeddings.parquet")
     emb = result.ctx.artifacts.embeddings
     assert len(table) == emb.shape[0]
-    column = [c for c in table.columns if c != "id"][0]
-    first = torch.tensor(list(table[column].iloc[0]), dtype=torch.float32)
-    assert torch.allclose(first, emb[0].float(), atol=1e-6)
+    column = [c for c in table.columns if c not in ("id", "type")][-1]
+    got = torch.tensor([list(v) for v in table[column]], dtype=torch.float32)  # (N, D)
+    assert torch.allclose(got, emb.float(), atol=1e-6)
+    if ROW[key].typed:  # every node type's rows, with their type
+        assert set(table["type"]) == set(result.ctx.graph().graph.ntypes)
 
 
 def check_predictions(key: str, runs: Runs) -> None:

@@ -39,8 +39,10 @@ class OnnxExporter(PortableExporter):
     and degree normalisation are computed inside from the raw edges (docs/inference.md). Node
     and edge counts are dynamic. Models of ``[model]`` gcn, sage, gin, sgc and gat export, alone,
     under a graph task's read-out (then with the inputs ``graph`` and ``num_graphs``, one
-    row per graph out) or with a link decoder (inputs ``pair_src``, ``pair_dst``); another model stops the export with one line naming its part, and
-    nothing is written.
+    row per graph out) or with a link decoder (inputs ``pair_src``, ``pair_dst``). Typed models
+    (``rgcn``, ``hetero``) take ``x_<type>`` per node type and ``src_<k>, dst_<k>, weight_<k>``
+    per relation, and give the target type's logits. Another model stops the export with
+    one line naming its part, and nothing is written.
     """
 
     name = "onnx"

@@ -31,8 +31,9 @@ class TorchScriptExporter(PortableExporter):
     normalisation are computed inside from the raw edges (docs/inference.md). Models of
     ``[model]`` gcn, sage, gin, sgc and gat export (alone, under a graph task's read-out with
     the inputs ``graph`` and ``num_graphs``, or with a link decoder and ``pair_src``,
-    ``pair_dst``); another model stops the export with one
-    line naming its part, and nothing is written.
+    ``pair_dst``); typed models (``rgcn``, ``hetero``) are called ``m([x_<type>, ...],
+    [(src_k, dst_k, weight_k), ...])``, one input per node type and per relation. Another
+    model stops the export with one line naming its part, and nothing is written.
     """
 
     name = "torchscript"

@@ -145,8 +145,8 @@ class LinkPrediction(SupervisedTask):
     fanout_per_layer = True  # [sample] fanouts = one per [model] layer (checked on reading)
     supports_distributed = True  # each rank trains on its share of the positive edges
     refusals = refuses("predictions", reason="link prediction scores node pairs, not node "
-                       "classes", alternative='export what = "links" (the scored pairs) or '
-                       '"embeddings"') + TYPED_REFUSALS
+                       "classes", alternative='export what = "links" (the scored pairs)') \
+        + TYPED_REFUSALS
 
     def mode_defaults(self, *, sampled: bool) -> dict[str, Any]:
         return dict(SAMPLED if sampled else FULL_BATCH)

@@ -72,8 +72,8 @@ def _export_typed(model: nn.Module, target: Path, inputs: str,
         scripted = torch.jit.script(twin)
     with atomic_path(target) as tmp:
         scripted.save(str(tmp))
-    side = typed.sidecar(twin, "torchscript", target.name,
-                         typed.in_dims_of(model, twin), int(model.out_dim),  # type: ignore[arg-type]
+    dims = typed.in_dims_of(model, twin)  # type: ignore[arg-type]
+    side = typed.sidecar(twin, "torchscript", target.name, dims, int(model.out_dim),
                          model_info, {"weight": weight or weight_note(None),
                                       "call": _CALL["typed"], "torch": torch.__version__})
     meta = write_json(target.with_name(target.name + ".json"), side)

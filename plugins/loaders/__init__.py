@@ -18,6 +18,7 @@ from graphflow_plugins.loaders.parquet import ParquetLoader
 from graphflow_plugins.loaders.partitioned import PartitionedLoader
 from graphflow_plugins.loaders.planetoid import PlanetoidLoader
 from graphflow_plugins.loaders.rdf import RdfLoader
+from graphflow_plugins.loaders.smiles import SmilesLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
 from graphflow_plugins.loaders.table_collection import TableCollectionLoader
 from graphflow_plugins.loaders.tables import TablesLoader
@@ -31,5 +32,5 @@ def graphflow_register_loaders(register: Register) -> None:
                 PartitionedLoader, PlanetoidLoader, RdfLoader, SyntheticLoader, TablesLoader,
                 TULoader,
                 KernelCollectionLoader, DglCollectionLoader, TableCollectionLoader,
-                NetworkxCollectionLoader):
+                NetworkxCollectionLoader, SmilesLoader):
         register(cls)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from graphflow.capabilities import check_pipeline
 from graphflow.runtime import allocator, calibrate, cores
 from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
@@ -56,6 +57,8 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
     """
     settings = config.settings
     world = world or World()
+    # what a stage cannot offer stops here too when the pipeline comes from the API, not the CLI
+    check_pipeline(config, nproc=world.size, resume=resume)
     device = world.place(resolve_device(settings.device))
     out_dir = default_out_dir(config)
     try:

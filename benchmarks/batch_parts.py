@@ -37,6 +37,22 @@ in the rest. The ``ceiling`` is DGL's batch over the dense products alone: on a 
 products are slow against its memory (few, narrow FMA units), it can fall near or below the
 goal, which no step running the same products on the same kernels can then reach.
 
+**Where the time goes, both sides.** After the timed batches, the dense products of
+``--product-batches`` more batches are recorded on BOTH sides (graphflow's model and DGL's
+``SAGEConv``s, each on its own sampler's blocks of the same seeds), and each side's recorded
+products are replayed alone, the two sides' replays alternating (``--replay-rounds``, the
+order reversed every round, median): the same measurement of products on both sides. The
+``shares`` table then splits each side's step into sampling, gathering (graphflow's first
+layer reads the table in place: its gather is inside its products' input, 0 here), products,
+other passes (forward + backward - products: aggregation, activations, autograd) and
+optimizer, in ms and in % of that side's step (means over the timed batches). The products'
+float operations (from the recorded shapes, ``benchmarks/products.py``'s ``flops``) over
+their replayed time give each side's achieved GFLOP/s, printed against the CPU's measured
+peak: the median of ``--peak-reps`` float32 GEMMs of 4096 x 1024 x 1024 with the same
+threads. Each side's step per batch is also printed as a median with its range and count.
+The sides take turns going first batch by batch (``calls`` in the JSON: the order they ran
+in). ``--record`` saves the figures under ``benchmarks/results/batch_parts/``.
+
 Run it once per allocator setting to see what keeping freed memory does (each setting is
 process-wide and cannot be undone, so one process measures one)::
 
@@ -72,7 +88,12 @@ from graphflow.sparse.indexed_rows import IndexedRows  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
-from benchmarks.products import RecordProducts, replay  # noqa: E402
+from benchmarks import fair  # noqa: E402
+from benchmarks.products import RecordProducts, peak, replay  # noqa: E402,F401 (replay: tests)
+from benchmarks.products import flops as flops_of  # noqa: E402
+from benchmarks.products import race as race_products  # noqa: E402
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import orders, spread, write  # noqa: E402
 from benchmarks.sampling import (CLASSES, FANOUTS, FEATURES, HIDDEN, DGLSAGE,  # noqa: E402
                                  GraphflowSAGE, build)
 
@@ -81,6 +102,12 @@ GOAL = 1.5
 """The end-to-end ratio the budget line is set against (DGL's batch / graphflow's)."""
 
 PARTS = ("sample", "gather_1t", "gather_2t", "forward", "backward", "adam")
+def batch_seeds(order: torch.Tensor, i: int, size: int = 1024) -> torch.Tensor:
+    """Batch ``i``'s seeds: the next ``size`` nodes of ``order``, wrapping around on a graph
+    smaller than the batches asked for."""
+    return order[torch.arange(i * size, (i + 1) * size) % order.shape[0]]
+
+
 def batch_ms(ms: dict[str, float], parts: tuple[str, ...]) -> float:
     """One training step's time: the sum of ``parts`` of ``ms``."""
     return sum(ms[p] for p in parts)
@@ -124,11 +151,24 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=0,
                    help="training threads (default: the core policy's for this machine); "
                         "DGL gets the same")
+    p.add_argument("--nodes", type=int, default=0, help="graph size (overrides --quick)")
+    p.add_argument("--edges", type=int, default=0, help="graph size (overrides --quick)")
+    p.add_argument("--replay-rounds", type=int, default=5,
+                   help="rounds of both sides' products replayed alone, alternating")
+    p.add_argument("--peak-reps", type=int, default=5,
+                   help="timed 4096 x 1024 x 1024 float32 GEMMs for the CPU's peak")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/batch_parts/ "
+                        "(benchmarks/records.py)")
     a = p.parse_args(argv)
     if a.batches < 1 or a.warmup < 0 or a.product_batches < 0:
         p.error("--batches must be at least 1, --warmup and --product-batches at least 0")
+    if a.replay_rounds < 1 or a.peak_reps < 1:
+        p.error("--replay-rounds and --peak-reps must be at least 1")
+    load_before = load_average()
     malloc = allocator.apply(a.allocator)["allocator"]
     nodes, edges = (200_000, 4_000_000) if a.quick else (1_000_000, 20_000_000)
+    nodes, edges = a.nodes or nodes, a.edges or edges
     data = build(nodes, edges, 0, features=FEATURES)  # DGL's formats built too
     feat, label = data.graph.ndata["feat"], data.graph.ndata["label"]
     sampler = NeighborSampler(NeighborOptions(fanouts=FANOUTS, threads=1))
@@ -188,31 +228,39 @@ def main(argv: list[str] | None = None) -> int:
 
     total = dict.fromkeys(PARTS, 0.0)
     peer_total = dict.fromkeys(DGL_PARTS, 0.0)
+    steps: dict[str, list[float]] = {"graphflow": [], "dgl": []}  # ms of each timed step
+    calls: list[str] = []  # the order the sides' timed batches ran in
     flops = 0.0  # the dense products' float operations: forward, weight and input gradients
     faults = 0
+    batch_orders = orders(["dgl", "graphflow"], a.warmup + a.batches)
     with cores.applied(plan):
         for i in range(a.warmup + a.batches):
-            seeds = order[i * 1024:(i + 1) * 1024]
+            seeds = batch_seeds(order, i)
             if i == a.warmup:
                 faults = -resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             # The two sides take turns going first: each samples after a model step.
-            if i % 2:
-                took, peer_took = ours(i, seeds), theirs(seeds)
-            else:
-                peer_took, took = theirs(seeds), ours(i, seeds)
+            for name in batch_orders[i]:
+                if name == "graphflow":
+                    took = ours(i, seeds)
+                else:
+                    peer_took = theirs(seeds)
+                if i >= a.warmup:
+                    calls.append(name)
             if i >= a.warmup:
                 flops += took["flops"]
                 for part in PARTS:
                     total[part] += took[part]
                 for part in DGL_PARTS:
                     peer_total[part] += peer_took[part]
+                steps["graphflow"].append(batch_ms(took, STEP) * 1e3)
+                steps["dgl"].append(batch_ms(peer_took, DGL_PARTS) * 1e3)
         faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-        # The dense products of a few more batches, recorded (untimed, no optimizer step)
-        # and then run alone.
-        recorder = RecordProducts()
+        # The dense products of a few more batches on both sides, recorded (untimed, no
+        # optimizer step), then replayed alone, the two sides alternating.
+        recorder, peer_recorder = RecordProducts(), RecordProducts()
         start = a.warmup + a.batches
         for i in range(start, start + a.product_batches):
-            seeds = order[i * 1024:(i + 1) * 1024]
+            seeds = batch_seeds(order, i)
             blocks = sampler.sample_blocks(graph.structure, seeds,
                                            torch.Generator().manual_seed(i))
             with recorder:
@@ -220,7 +268,20 @@ def main(argv: list[str] | None = None) -> int:
                             IndexedRows(feat, blocks[0].src_nodes))
                 F.cross_entropy(out, label.index_select(0, seeds)).backward()
             opt.zero_grad()
-        alone = replay(recorder.calls) / max(a.product_batches, 1) * 1e3  # ms per batch
+            input_nodes, output_nodes, peer_blocks = peer_sampler.sample_blocks(data.graph,
+                                                                                seeds)
+            x, y = feat[input_nodes], label[output_nodes]
+            with peer_recorder:
+                F.cross_entropy(peer(peer_blocks, x), y).backward()
+            peer_opt.zero_grad()
+        per = max(a.product_batches, 1)
+        replayed = None
+        if a.product_batches:
+            replayed = race_products({"graphflow": recorder.calls, "dgl": peer_recorder.calls},
+                                     a.replay_rounds)
+        peak_rate = peak(reps=a.peak_reps)
+    alone = replayed.median("graphflow") / per * 1e3 if replayed else 0.0  # ms per batch
+    peer_alone = replayed.median("dgl") / per * 1e3 if replayed else 0.0
     ms = {part: total[part] / a.batches * 1e3 for part in PARTS}
     dgl_ms = {part: peer_total[part] / a.batches * 1e3 for part in DGL_PARTS}
     print(f"{nodes:,} nodes, {a.batches} batches of 1024 seeds, malloc {malloc}, "
@@ -235,13 +296,20 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  dense products {gflop:.2f} GFLOP/batch (forward, weight and input gradients); "
           f"forward + backward together run at {gflop / dense_s:.0f} GFLOP/s")
     model_ms = ms["forward"] + ms["backward"]
-    calls = len(recorder.calls) // max(a.product_batches, 1)
-    print(f"  dense products alone {alone:.2f} ms/batch ({calls} calls, run by themselves at the"
+    recorded = len(recorder.calls) // max(a.product_batches, 1)
+    print(f"  dense products alone {alone:.2f} ms/batch ({recorded} calls, run by themselves at the"
           f" recorded shapes): {alone / model_ms:.0%} of forward + backward; the other"
           f" {model_ms - alone:.2f} ms is aggregation, activations, concatenation and autograd")
     print(f"  model (forward + backward + adam) {ms['forward'] + ms['backward'] + ms['adam']:.2f}"
           f" ms/batch; minor page faults {faults / a.batches:,.0f} per batch", flush=True)
     goal = budget(ms, dgl_ms, products=alone if a.product_batches else None)
+    where = {"graphflow": shares(ms["sample"], 0.0, ms["forward"] + ms["backward"], ms["adam"],
+                                 alone),
+             "dgl": shares(dgl_ms["sample"], dgl_ms["gather"],
+                           dgl_ms["forward"] + dgl_ms["backward"], dgl_ms["adam"], peer_alone)}
+    rates = {"graphflow": product_rate(flops_of(recorder.calls) / per, alone, peak_rate),
+             "dgl": product_rate(flops_of(peer_recorder.calls) / per, peer_alone, peak_rate)}
+    print_shares(where, rates, peak_rate, steps, a.product_batches > 0)
     print(f"  batch (the parts of one step): graphflow {goal['graphflow_batch']:.2f} ms "
           f"({' + '.join(STEP)}), DGL {goal['dgl_batch']:.2f} ms ({' + '.join(DGL_PARTS)}): "
           f"{goal['ratio']:.2f}x")
@@ -253,15 +321,72 @@ def main(argv: list[str] | None = None) -> int:
               f"most a step running the same products on the same kernels could reach, were "
               f"all else free")
     sys.stdout.flush()
-    print(json.dumps({"nodes": nodes, "allocator": malloc, "batches": a.batches,
-                      "threads": plan.threads, "dgl_threads": dgl_threads,
-                      **{k: round(v, 3) for k, v in ms.items()},
-                      "faults_per_batch": round(faults / a.batches),
-                      "dense_gflop_per_batch": round(gflop, 3),
-                      "products_alone": round(alone, 3),
-                      "dgl": {k: round(v, 3) for k, v in dgl_ms.items()},
-                      "budget": {k: round(v, 3) for k, v in goal.items()}}))
+    out = {"nodes": nodes, "edges": edges, "allocator": malloc, "batches": a.batches,
+           "threads": plan.threads, "dgl_threads": dgl_threads,
+           **{k: round(v, 3) for k, v in ms.items()},
+           "faults_per_batch": round(faults / a.batches),
+           "dense_gflop_per_batch": round(gflop, 3),
+           "products_alone": round(alone, 3), "dgl_products_alone": round(peer_alone, 3),
+           "dgl": {k: round(v, 3) for k, v in dgl_ms.items()},
+           "budget": {k: round(v, 3) for k, v in goal.items()},
+           "shares": where, "product_rates": rates, "peak": peak_rate,
+           "step_ms": steps, "step_spread": {k: spread(v) for k, v in steps.items()},
+           "calls": calls, "replay": replayed.record(scale=1e3 / per) if replayed else None}
+    if a.record:
+        write("batch_parts", out, load_before=load_before)
+    print(json.dumps(out))
     return 0
+
+
+SHARE_PARTS = ("sampling", "gathering", "products", "other passes", "optimizer")
+"""The parts of a step the shares table splits it into, on both sides."""
+
+
+def shares(sampling: float, gathering: float, model: float, optimizer: float,
+           products: float) -> dict[str, dict[str, float]]:
+    """A side's step split into :data:`SHARE_PARTS`: ms and share of the step each.
+
+    :param model: forward + backward, ms; ``products`` (the dense products replayed alone)
+        is taken out of it, the rest being ``other passes``."""
+    ms = {"sampling": sampling, "gathering": gathering, "products": products,
+          "other passes": model - products, "optimizer": optimizer}
+    step = sum(ms.values())
+    return {part: {"ms": round(v, 3), "share": round(v / step, 4) if step else 0.0}
+            for part, v in ms.items()}
+
+
+def product_rate(flop: float, ms: float, peak_rate: dict) -> dict[str, float]:
+    """GFLOP per batch, the achieved GFLOP/s of the products replayed alone in ``ms``, and
+    that against the measured peak (:func:`benchmarks.products.peak`)."""
+    achieved = flop / (ms / 1e3) / 1e9 if ms > 0 else 0.0
+    return {"flop_per_batch": flop, "gflop_per_batch": round(flop / 1e9, 4),
+            "gflops": round(achieved, 2),
+            "of_peak": round(achieved / peak_rate["gflops"], 4) if peak_rate["gflops"] else 0.0}
+
+
+def print_shares(where: dict[str, dict], rates: dict[str, dict], peak_rate: dict,
+                 steps: dict[str, list[float]], replayed: bool) -> None:
+    """The shares table of both sides, the products' rates against the peak, and each side's
+    step as a median with its range."""
+    names = list(where)
+    print("  where the time goes (ms per batch, % of that side's step; the products of both "
+          "sides recorded and replayed alone, alternating):")
+    print(f"    {'part':14s}" + "".join(f" {n:>18s}" for n in names))
+    for part in SHARE_PARTS:
+        print(f"    {part:14s}" + "".join(
+            f" {where[n][part]['ms']:9.2f} ({where[n][part]['share']:5.1%})" for n in names))
+    if not replayed:
+        print("    (no products replayed: --product-batches 0 leaves them inside other passes)")
+    shape = "x".join(str(d) for d in peak_rate["shape"])
+    print(f"  CPU peak: {peak_rate['gflops']:.1f} GFLOP/s (float32 GEMM {shape}, "
+          f"{peak_rate['threads']} threads, median of {peak_rate['n']}: "
+          f"{peak_rate['gflops_min']:.1f}-{peak_rate['gflops_max']:.1f})")
+    for n in names:
+        r = rates[n]
+        print(f"  {n} products: {r['gflop_per_batch']:.3f} GFLOP/batch at {r['gflops']:.1f} "
+              f"GFLOP/s alone = {r['of_peak']:.0%} of the peak")
+    for n in names:
+        print(f"  {n} step: {fair.line(steps[n], unit='ms', digits=2)}")
 
 
 def dense_flops(blocks: list) -> float:

@@ -68,3 +68,56 @@ def test_ceiling_is_dgl_batch_over_the_products_alone():
     assert abs(got["ceiling"] - 54.5 / 30.0) < 1e-12
     # a goal above the ceiling cannot be met by any step running these products
     assert got["ceiling"] > got["ratio"]
+
+
+def test_flops_count_the_recorded_products_from_their_shapes():
+    from benchmarks.products import flops
+
+    torch.manual_seed(0)
+    lin = torch.nn.Linear(8, 16)
+    x = torch.randn(10, 8, requires_grad=True)
+    recorder = RecordProducts()
+    with recorder:
+        lin(x).sum().backward()
+    # forward, input gradient and weight gradient: three 10 x 8 x 16 products
+    assert flops(recorder.calls) == 3 * 2 * 10 * 8 * 16
+
+
+def test_products_race_replays_both_sides_alternating():
+    from benchmarks.products import race
+
+    a, b = RecordProducts(), RecordProducts()
+    with a:
+        torch.mm(torch.randn(32, 16), torch.randn(16, 8))
+    with b:
+        torch.mm(torch.randn(8, 16), torch.randn(16, 32).t().contiguous().t())
+    got = race({"ours": a.calls, "theirs": b.calls}, rounds=3, warmup=0)
+    assert got.calls == ["ours", "theirs", "theirs", "ours", "ours", "theirs"]
+    assert all(len(v) == 3 for v in got.times.values())
+
+
+def test_a_tiny_run_times_both_sides_shares_alternating_and_their_medians():
+    import json
+    import statistics
+    import subprocess
+
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "benchmarks" / "batch_parts.py"), "--nodes", "3000",
+         "--edges", "30000", "--batches", "2", "--warmup", "1", "--product-batches", "1",
+         "--replay-rounds", "2", "--peak-reps", "1", "--threads", "1"],
+        capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    out = json.loads(done.stdout.strip().splitlines()[-1])
+    # batch 0 (warm-up) DGL first, then graphflow first, then DGL first
+    assert out["calls"] == ["graphflow", "dgl", "dgl", "graphflow"]
+    for side in ("graphflow", "dgl"):
+        assert len(out["step_ms"][side]) == 2
+        assert out["step_spread"][side]["median"] == statistics.median(out["step_ms"][side])
+        parts = out["shares"][side]
+        assert set(parts) == {"sampling", "gathering", "products", "other passes", "optimizer"}
+        assert abs(sum(p["share"] for p in parts.values()) - 1.0) < 1e-3
+        assert parts["products"]["ms"] > 0  # the same products measured on both sides
+        assert out["product_rates"][side]["flop_per_batch"] > 0
+    assert out["replay"]["calls"] == ["graphflow", "dgl", "dgl", "graphflow"]
+    assert out["peak"]["shape"] == [4096, 1024, 1024] and out["peak"]["gflops"] > 0
+    assert "where the time goes" in done.stdout and "of the peak" in done.stdout

@@ -297,7 +297,7 @@ def cell(row: Row, feature: str, registry: Any = None) -> Cell:
     being built, or working."""
     if (row.key, feature) in NOT_APPLICABLE:
         return Cell(row, feature, "n/a", NOT_APPLICABLE[row.key, feature])
-    cls = _task_class(row.task, registry)
+    cls = task_class(row.task, registry)
     r = refusal(cls, feature, typed=row.typed, sampled=row.sampled)
     if r is not None:
         return Cell(row, feature, "no", f"{r.reason}; {r.alternative}", r)
@@ -369,7 +369,8 @@ def _registry() -> Any:
     return create_host(autoload=False).registry
 
 
-def _task_class(name: str, registry: Any) -> type:
+def task_class(name: str, registry: Any = None) -> type:
+    """The class of first-party task ``name`` (from ``registry``, else a fresh host's)."""
     registry = registry if registry is not None else _registry()
     return registry.get("task", name).cls
 

@@ -30,7 +30,7 @@ from torch import nn
 
 from graphflow import capabilities
 from graphflow.api import Model, hookimpl, option, spmm
-from graphflow.capabilities import FEATURES, ROWS, Row
+from graphflow.capabilities import FEATURES, ROWS
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"
@@ -359,7 +359,7 @@ def check_nproc(key: str, runs: Runs) -> None:
 
 
 def precision_option(key: str) -> str:
-    task = capabilities._task_class(ROW[key].task, None)
+    task = capabilities.task_class(ROW[key].task)
     fields = task.Options.__dataclass_fields__
     if "precision" in fields:
         return 'precision = "bfloat16"\n' if key == "skipgram" else 'precision = "bf16-mixed"\n'

@@ -5,11 +5,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from torch import nn
+
 from graphflow.components import Model
 from graphflow.nn.gcn import GCNConv
 from graphflow.nn.stack import GNNStack
 from graphflow.options import option
-from graphflow_plugins.models.options import StackOptions
+from graphflow_plugins.models.options import (InputEncoder, StackOptions,
+                                              input_encoder_option, with_input_encoder)
 
 
 @dataclass
@@ -21,6 +24,7 @@ class GCNOptions(StackOptions):
     gcn_norm: Literal["both", "right", "none"] = option(
         "both", "Edge normalisation: both (D^-1/2 A D^-1/2), right (mean) or none.")
     bias: bool = option(True, "Learn a bias in each layer (the paper's GCN has none).")
+    input_encoder: InputEncoder = input_encoder_option()
 
 
 class GCNModel(Model):
@@ -37,7 +41,13 @@ class GCNModel(Model):
     Options = GCNOptions
     accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
-    def build(self, in_dim: int, out_dim: int) -> GNNStack:
+    def build(self, in_dim: int, out_dim: int) -> nn.Module:
+        o = self.options
+        return with_input_encoder(o.input_encoder, o.hidden, o.layers, in_dim, out_dim,
+                                  self.stack)
+
+    def stack(self, in_dim: int, out_dim: int) -> GNNStack:
+        """The GCN layers from ``in_dim`` features (after any input encoder)."""
         o = self.options
         dims = o.dims(in_dim, out_dim)
         layers = [GCNConv(dims[i], dims[i + 1], norm=o.gcn_norm, bias=o.bias)

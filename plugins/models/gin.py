@@ -12,7 +12,8 @@ from graphflow.nn.gin import GINConv
 from graphflow.nn.linear import Linear
 from graphflow.nn.stack import GNNStack, Norm, make_activation, make_norm
 from graphflow.options import option
-from graphflow_plugins.models.options import StackOptions
+from graphflow_plugins.models.options import (InputEncoder, StackOptions,
+                                              input_encoder_option, with_input_encoder)
 
 
 @dataclass
@@ -28,6 +29,7 @@ class GINOptions(StackOptions):
         False, "Apply the norm and activation after the last layer too, as after the hidden "
                "ones (the GIN recipe, where every layer's output is read out; the graph tasks "
                "turn it on). False: the last layer's output is raw (node tasks' logits).")
+    input_encoder: InputEncoder = input_encoder_option()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -71,7 +73,13 @@ class GINModel(Model):
     Options = GINOptions
     accepts_sparse = True  # its layers take SparseFeatures (graphflow.sparse.features)
 
-    def build(self, in_dim: int, out_dim: int) -> GNNStack:
+    def build(self, in_dim: int, out_dim: int) -> nn.Module:
+        o = self.options
+        return with_input_encoder(o.input_encoder, o.hidden, o.layers, in_dim, out_dim,
+                                  self.stack)
+
+    def stack(self, in_dim: int, out_dim: int) -> GNNStack:
+        """The GIN layers from ``in_dim`` features (after any input encoder)."""
         o = self.options
         dims = o.dims(in_dim, out_dim)
         n = len(dims) - 1

@@ -2,11 +2,24 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Literal
+
 from torch import nn
 
 from graphflow.nn.gine import GINEConv
 from graphflow.nn.linear import LazyLinear
-from graphflow_plugins.models.gin import GINModel
+from graphflow.options import option
+from graphflow_plugins.models.gin import GINModel, GINOptions
+
+
+@dataclass
+class GINEOptions(GINOptions):
+    edge_encoder: Literal["linear", "bond"] = option(
+        "linear", 'Each layer\'s map of the edge features: "linear" (a linear map to the '
+                  'layer\'s width, PyG / DGL GINEConv) or "bond" (OGB\'s BondEncoder: a sum '
+                  "of one embedding per categorical bond feature, from [load] type = "
+                  '"smiles", as OGB\'s GIN).')
 
 
 class GINEModel(GINModel):
@@ -22,9 +35,17 @@ class GINEModel(GINModel):
 
     name = "gine"
     summary = "GIN with edge features (Hu et al. 2020)"
+    Options = GINEOptions
+    options: GINEOptions
     accepts_sparse = False  # dense node vectors: the messages add them to the edges' maps
     reads_edge_features = True  # the graph-level tasks carry them
 
     def layer(self, h: nn.Module, in_width: int) -> nn.Module:
         o = self.options
-        return GINEConv(h, LazyLinear(in_width), eps=o.eps, learn_eps=o.learn_eps)
+        if o.edge_encoder == "bond":
+            from graphflow.graphs.encoders import BondEncoder
+
+            edges: nn.Module = BondEncoder(in_width)
+        else:
+            edges = LazyLinear(in_width)
+        return GINEConv(h, edges, eps=o.eps, learn_eps=o.learn_eps)

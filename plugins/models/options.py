@@ -2,10 +2,38 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any, Literal
+
+from torch import nn
 
 from graphflow.nn.stack import Activation, Norm
 from graphflow.options import option
+
+InputEncoder = Literal["none", "atom"]
+
+
+def input_encoder_option() -> Any:
+    """The ``input_encoder`` option of a stack usable on molecules."""
+    return option("none", 'The input layer: "none" (the features as they are) or "atom" '
+                          "(OGB's AtomEncoder: a sum of one embedding per categorical atom "
+                          'feature, from [load] type = "smiles"; its width is the first hidden '
+                          "width).")
+
+
+def with_input_encoder(kind: str, hidden: int | list[int], layers: int | None,
+                       in_dim: int, out_dim: int,
+                       stack: Callable[[int, int], nn.Module]) -> nn.Module:
+    """``stack(in_dim, out_dim)``, or with ``kind = "atom"`` an :class:`~graphflow.graphs.
+    encoders.AtomEncoder` of the first hidden width in front of ``stack(width, out_dim)``."""
+    if kind == "none":
+        return stack(in_dim, out_dim)
+    from graphflow.graphs.encoders import INPUT_ENCODERS, Encoded
+
+    widths = hidden_widths(hidden, layers)
+    width = widths[0] if widths else out_dim
+    return Encoded(INPUT_ENCODERS[kind](width), stack(width, out_dim))
 
 
 def check_widths(hidden: int | list[int], layers: int | None) -> None:

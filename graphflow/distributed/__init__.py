@@ -2,10 +2,11 @@
 ``torchrun -m graphflow run``) and partitioned graphs on DistDGL (``graphflow launch``).
 
 * :mod:`graphflow.distributed.world`: who this process is (rank, world size, backend), the
-  process group, and the few collectives a task needs (seed shards, gathered evaluation rows,
-  replica digests).
-* :mod:`graphflow.distributed.ddp`: the DDP pieces of node-level training (the wrapped model,
-  seed sharding of sampled epochs).
+  process group, and the few collectives a task needs (seed shards, each rank's part of every
+  batch, gathered evaluation rows, averaged batch-norm statistics, replica digests).
+* :mod:`graphflow.distributed.ddp`: the DDP pieces of training (the wrapped model, a link
+  model's encoder and decoder through DDP, sharded node and edge epochs, sharded full-batch
+  negatives).
 * :mod:`graphflow.distributed.nproc`: ``--nproc N`` through torch's elastic launcher.
 * :mod:`graphflow.distributed.partition`: ``graphflow partition`` (DGL's ``partition_graph``).
 * :mod:`graphflow.distributed.launch`: ``graphflow launch`` (DistDGL servers and trainers per

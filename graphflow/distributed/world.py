@@ -178,6 +178,17 @@ class World:
         mine = head[:, wrap][:, self.rank::self.size].reshape(-1)  # (batches * per,)
         return torch.cat([mine, self.shard(ids[full:])]), per
 
+    def seed_rank(self, generator: torch.Generator) -> None:
+        """Data-parallel: seed this process's global torch generator (dropout masks) from one
+        draw of ``generator`` (shared by the ranks, in lockstep) plus the rank, so that ranks
+        training on different parts of a batch drop independently, as one process does over
+        the whole batch; reproducible, and after ``--resume`` too (the loop restores
+        ``generator``). Nothing for a single process (its draws stay as they were)."""
+        if not self.distributed:
+            return
+        seed = int(torch.randint(2**62, (1,), generator=generator))
+        torch.manual_seed(seed + self.rank)
+
     def in_shares(self, ids: torch.Tensor,
                   compute: Callable[[torch.Tensor], tuple[torch.Tensor, ...]]
                   ) -> tuple[torch.Tensor, ...]:

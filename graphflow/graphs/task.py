@@ -384,8 +384,10 @@ class GraphTask(SupervisedTask):
                 group["lr"] = lr
             model.train()
             total, seen = 0.0, 0
-            # the epoch's shuffled batches; data-parallel: this rank's part of each
+            # the epoch's shuffled batches; data-parallel: this rank's part of each, and
+            # dropout masks of its own
             mine, per = ctx.world.shard_batches(train_ids, o.batch_size, generator)
+            ctx.world.seed_rank(generator)
             for batch in inputs.batcher.epoch(mine, per, **_cutters(ctx)):
                 y = inputs.labels[batch.graphs]
                 with step.autocast():

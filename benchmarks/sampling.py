@@ -7,15 +7,22 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    all nodes, ``--batch`` 1024) with fanouts [15, 10, 5], without replacement, sampled by
    graphflow's ``neighbor`` (``sampler.sample``: seed checks, three layers, relabelling,
    blocks; one thread) and by DGL's ``NeighborSampler.sample_blocks`` (C++, every OpenMP
-   thread), alternating batch by batch in one process so that noise from other processes
-   hits both alike. Figure: sampled edges per second (edges of all blocks / time in the
-   sampler), and ``call_ratio`` = graphflow / DGL.
+   thread), batch by batch in one process, the order of the two reversed every batch, so
+   that noise from other processes and the caches one leaves hit both alike. Figure: sampled
+   edges per second (edges of all blocks / time in the sampler), ``call_ratio`` = graphflow /
+   DGL, and each sampler's median ms per batch with its range and count.
    **Throughput.** Batches consumed in a row, as a training loop does (``--throughput-batches``,
    default 160, from another fixed permutation; 3 rounds), graphflow's
    ``iterate`` with its defaults (2 background workers, each sampling its own batches on one
    core) against the best of DGL's ways to do it (``sample_blocks`` in a loop, and its
-   ``DataLoader`` with 0 and 2 worker processes), in alternating rounds. ``ratio`` =
-   graphflow / best DGL: the figure the sampling goal is judged by.
+   ``DataLoader`` with 0 and 2 worker processes), in rounds, the order of the four reversed
+   every round (``benchmarks/fair.py``). Each way's rate is the median of its rounds (range and
+   count printed); the best DGL way is the one of the highest median. ``ratio`` = graphflow /
+   best DGL way (medians), ``ratio_spread`` its range over the rounds: the figure the
+   sampling goal is judged by.
+   With ``--device cuda``, graphflow samples (and trains) on the GPU while DGL, whose wheels
+   here have no CUDA, runs on the CPU: every such figure is labelled HARDWARE COMPARISON in
+   the output, and ``hardware_comparison`` is true in the JSON.
 2. **End to end** (``--epochs`` > 0, default 1): sampled GraphSAGE training, 3 layers,
    hidden 256, mean aggregator, 100 random features, 16 classes, Adam; graphflow (``iterate``
    + ``graphflow.nn.SAGEConv`` on ``Adjacency.from_block``, threads and sampling workers from
@@ -86,7 +93,7 @@ from graphflow.train.step import autocast as step_autocast  # noqa: E402
 from graphflow.train.step import resolve_precision  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
-from benchmarks import machine  # noqa: E402
+from benchmarks import fair, machine  # noqa: E402
 from benchmarks.records import alternate, orders, ratio_spread, spread, write  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 
@@ -138,35 +145,51 @@ def bench_sampling(data: GraphData, device: torch.device, batches: list[torch.Te
     gen = torch.Generator(device=graph.device).manual_seed(0)
     theirs = dgl.dataloading.NeighborSampler(FANOUTS)
     sync = torch.cuda.synchronize if device.type == "cuda" else (lambda: None)
-    time_ours = time_dgl = 0.0
-    edges_ours = edges_dgl = 0
-    for i, seeds in enumerate(batches):
-        sync()
-        t0 = time.perf_counter()
-        mb = ours.sample(graph, seeds, gen)
-        sync()
-        t1 = time.perf_counter()
-        _, _, blocks = theirs.sample_blocks(data.graph, seeds)
-        t2 = time.perf_counter()
-        if i < warmup:
-            continue
-        time_ours += t1 - t0
-        time_dgl += t2 - t1
-        edges_ours += sum(b.num_edges for b in mb.blocks)
-        edges_dgl += sum(b.num_edges() for b in blocks)
+    ms: dict[str, list[float]] = {"graphflow": [], "dgl": []}
+    edges = {"graphflow": 0, "dgl": 0}
+    calls: list[str] = []
+    for i, (seeds, order) in enumerate(zip(batches, orders(["graphflow", "dgl"],
+                                                           len(batches)))):
+        for name in order:  # the order reversed every batch
+            sync()
+            t0 = time.perf_counter()
+            if name == "graphflow":
+                got = sum(b.num_edges for b in ours.sample(graph, seeds, gen).blocks)
+                sync()
+            else:
+                got = sum(b.num_edges() for b in theirs.sample_blocks(data.graph, seeds)[2])
+            took = time.perf_counter() - t0
+            if i >= warmup:
+                ms[name].append(took * 1e3)
+                edges[name] += got
+                calls.append(name)
     n = len(batches) - warmup
-    ours_eps, dgl_eps = edges_ours / time_ours, edges_dgl / time_dgl
-    print(f"sampling, {n} batches of {len(batches[0])} seeds, fanouts {FANOUTS}:")
+    ours_eps = edges["graphflow"] / (sum(ms["graphflow"]) / 1e3)
+    dgl_eps = edges["dgl"] / (sum(ms["dgl"]) / 1e3)
+    hw = hardware_note(graph.device)
+    print(f"sampling, {n} batches of {len(batches[0])} seeds, fanouts {FANOUTS}, the order "
+          f"reversed every batch{hw}:")
     print(f"  graphflow neighbor ({graph.device}): {ours_eps / 1e6:8.2f} M edges/s  "
-          f"{time_ours / n * 1e3:7.1f} ms/batch  {edges_ours / n:,.0f} edges/batch  "
-          f"(prepare {prepare_s:.1f}s)")
+          f"{fair.line(ms['graphflow'], unit='ms/batch', digits=1)}  "
+          f"{edges['graphflow'] / n:,.0f} edges/batch  (prepare {prepare_s:.1f}s)")
     print(f"  DGL NeighborSampler (cpu):  {dgl_eps / 1e6:8.2f} M edges/s  "
-          f"{time_dgl / n * 1e3:7.1f} ms/batch  {edges_dgl / n:,.0f} edges/batch")
-    print(f"  ratio graphflow / DGL, one call at a time: {ours_eps / dgl_eps:.2f}", flush=True)
+          f"{fair.line(ms['dgl'], unit='ms/batch', digits=1)}  "
+          f"{edges['dgl'] / n:,.0f} edges/batch")
+    print(f"  ratio graphflow / DGL, one call at a time: {ours_eps / dgl_eps:.2f}{hw}",
+          flush=True)
     return {"graphflow_edges_per_s": ours_eps, "dgl_edges_per_s": dgl_eps,
-            "call_ratio": ours_eps / dgl_eps, "graphflow_ms_per_batch": time_ours / n * 1e3,
-            "dgl_ms_per_batch": time_dgl / n * 1e3, "edges_per_batch": edges_ours / n,
+            "call_ratio": ours_eps / dgl_eps,
+            "graphflow_ms_per_batch": sum(ms["graphflow"]) / n,
+            "dgl_ms_per_batch": sum(ms["dgl"]) / n, "edges_per_batch": edges["graphflow"] / n,
+            "call_ms_spread": {k: spread(v) for k, v in ms.items()}, "call_order": calls,
             "sampling_batches": n, "prepare_s": prepare_s}, graph
+
+
+def hardware_note(device: torch.device) -> str:
+    """The label of a figure that compares graphflow on a GPU with DGL on CPU cores."""
+    if device.type == "cpu":
+        return ""
+    return f" (HARDWARE COMPARISON: graphflow on {device}, DGL on the CPU)"
 
 
 def _structure_only(g: dgl.DGLGraph) -> dgl.DGLGraph:
@@ -182,8 +205,9 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
     graphflow: ``iterate`` over the batches with its defaults (background workers, one core
     each). DGL: each of its ways to produce the same batches, and the best of them is the
     figure: ``NeighborSampler.sample_blocks`` in a loop (its C++ uses every OpenMP thread),
-    and ``dgl.dataloading.DataLoader`` with 0 and with 2 worker processes. The passes
-    alternate, ``rounds`` times, so that noise from other processes hits all alike.
+    and ``dgl.dataloading.DataLoader`` with 0 and with 2 worker processes. The passes run
+    ``rounds`` times, the order of the four reversed every round, so that noise from other
+    processes hits all alike; each way's rate is the median of its rounds.
     """
     ours = NeighborSampler(NeighborOptions(fanouts=FANOUTS, batch_size=len(batches[0]),
                                            shuffle=False, **worker_option(workers)))
@@ -209,22 +233,32 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
     peers = {"graphflow iterate": graphflow_pass, "DGL sample_blocks loop": dgl_loop,
              "DGL DataLoader, 0 workers": dgl_loader(0),
              "DGL DataLoader, 2 workers": dgl_loader(2)}
-    seconds = dict.fromkeys(peers, 0.0)
-    edges = dict.fromkeys(peers, 0)
-    for _ in range(rounds):
-        for name, run in peers.items():
-            t = time.perf_counter()
-            edges[name] += run()
-            seconds[name] += time.perf_counter() - t
-    rate = {name: edges[name] / seconds[name] for name in peers}
+    def edges_per_s(fn, rep: int) -> float:
+        t = time.perf_counter()
+        got = fn(rep)
+        return got / (time.perf_counter() - t)
+
+    raced = fair.race({name: (lambda rep, run=run: run()) for name, run in peers.items()},
+                      rounds, measure=edges_per_s)
+    rate = {name: raced.median(name) for name in peers}
     best_dgl = max((name for name in peers if name.startswith("DGL")), key=rate.get)
-    print(f"throughput, {len(batches)} batches in a row, {rounds} alternating rounds "
-          f"(graphflow: {ours.num_workers()} workers):")
+    hw = hardware_note(graph.device)
+    print(f"throughput, {len(batches)} batches in a row, {rounds} rounds, the order reversed "
+          f"every round (graphflow: {ours.num_workers()} workers){hw}; M edges/s, median of "
+          f"the rounds (range, n):")
     for name in peers:
-        print(f"  {name + ':':28s} {rate[name] / 1e6:8.2f} M edges/s")
+        s = raced.spread(name, 1e-6)
+        print(f"  {name + ':':28s} {s['median']:8.2f}  ({s['min']:.2f}-{s['max']:.2f}, "
+              f"n {s['n']}; best {s['max']:.2f})")
     ratio = rate["graphflow iterate"] / rate[best_dgl]
-    print(f"  ratio graphflow / best DGL ({best_dgl}): {ratio:.2f}", flush=True)
-    return {"ratio": ratio, "graphflow_iterate_edges_per_s": rate["graphflow iterate"],
+    pairs = raced.ratio("graphflow iterate", best_dgl)
+    print(f"  ratio graphflow / best DGL way ({best_dgl}), medians: {ratio:.2f} (rounds "
+          f"{pairs['min']:.2f}-{pairs['max']:.2f}){hw}", flush=True)
+    return {"ratio": ratio, "ratio_spread": pairs,
+            "throughput_spread": {k: raced.spread(k) for k in peers},
+            "throughput_order": raced.calls,
+            "hardware_comparison": graph.device.type != "cpu",
+            "graphflow_iterate_edges_per_s": rate["graphflow iterate"],
             "dgl_best_edges_per_s": rate[best_dgl], "dgl_best": best_dgl,
             "dgl_loop_edges_per_s": rate["DGL sample_blocks loop"],
             "dgl_loader0_edges_per_s": rate["DGL DataLoader, 0 workers"],
@@ -372,9 +406,12 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
           f"({sum(theirs) / (epochs * todo) * 1e3:.1f} ms/batch)")
     ratio = ratio_spread(theirs, ours)
     speedup = ratio["median"]
+    print(f"  graphflow: {fair.line(ours, unit='s/epoch', digits=2)}")
+    print(f"  DGL:       {fair.line(theirs, unit='s/epoch', digits=2)}")
     print(f"  train_speedup (DGL / graphflow, medians of {epochs} epochs, the order "
           f"reversed every epoch): {speedup:.2f}; per epoch "
-          f"{', '.join(f'{b / a:.2f}' for a, b in zip(ours, theirs))}", flush=True)
+          f"{', '.join(f'{b / a:.2f}' for a, b in zip(ours, theirs))}"
+          f"{hardware_note(device)}", flush=True)
     return {"graphflow_epoch_s": ours, "dgl_epoch_s": theirs, "train_batches": todo,
             "epoch_orders": orders(["graphflow", "dgl"], epochs),
             "graphflow_epoch_spread": spread(ours), "dgl_epoch_spread": spread(theirs),
@@ -382,7 +419,7 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
             "batches_per_epoch": per_epoch, "whole_epochs": todo == per_epoch,
             "train_epochs": epochs, "dropout": dropout, "graphflow_threads": plan.threads,
             "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
-            "train_speedup": speedup}
+            "hardware_comparison": device.type != "cpu", "train_speedup": speedup}
 
 
 def bench_products(device: torch.device, batch: int, batches: int, seed: int,
@@ -448,6 +485,12 @@ def main(argv: list[str] | None = None) -> int:
                    help="graphflow's CPU dense products (graphflow.sparse.gemm; default auto, "
                         "as graphflow run: the backend measured per shape bucket on this "
                         "machine; torch: MKL, as DGL's nn.Linear uses)")
+    p.add_argument("--nodes", type=int, default=0,
+                   help="the R-MAT graph's nodes (overrides --quick; a smoke run)")
+    p.add_argument("--edges", type=int, default=0,
+                   help="the R-MAT graph's edges (overrides --quick; a smoke run)")
+    p.add_argument("--rounds", type=int, default=3,
+                   help="rounds of the throughput section, the order reversed every round")
     p.add_argument("--training-only", action="store_true",
                    help="skip the sampling sections: end-to-end training only")
     args = p.parse_args(argv)
@@ -487,6 +530,7 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(figures))
         return 0
     nodes, edges = (200_000, 4_000_000) if args.quick else (1_000_000, 20_000_000)
+    nodes, edges = args.nodes or nodes, args.edges or edges
     count = args.batches or (20 if args.quick else 40)
     data = build(nodes, edges, args.seed, features=FEATURES if args.epochs else 0)
     figures.update({"nodes": nodes, "edges": edges})
@@ -496,7 +540,7 @@ def run(args: argparse.Namespace) -> int:
         figures.update(sampling)
         passes = args.throughput_batches or (40 if args.quick else 160)
         in_a_row = seed_batches(nodes, args.batch, passes, args.seed + 1)
-        figures.update(bench_throughput(data, graph, in_a_row, args.workers))
+        figures.update(bench_throughput(data, graph, in_a_row, args.workers, args.rounds))
     if args.epochs:
         figures.update(bench_training(data, device, args.batch, args.epochs, args.e2e_batches,
                                       args.seed, args.workers, args.dropout))

@@ -55,8 +55,8 @@ from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_le
 EDGE_FEAT = "edge_feat"
 """The ``edata`` field whose (E, D) rows travel with a collection's edges."""
 
-Monitor = Literal["auto", "val_loss", "val_acc", "val_f1_macro", "val_roc_auc", "val_mae",
-                  "val_rmse"]
+Monitor = Literal["auto", "val_loss", "val_acc", "val_f1_macro", "val_roc_auc", "val_ap",
+                  "val_mae", "val_rmse"]
 
 
 @dataclass

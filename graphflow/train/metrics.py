@@ -34,8 +34,11 @@ present entries only.
 * multi-task ROC AUC: the mean over tasks of :func:`roc_auc` on the task's present entries,
   skipping tasks without both a positive and a negative there (OGB's ``ogbg-molhiv``
   evaluator); NaN when no task qualifies.
+* multi-task average precision: the same over the same tasks (OGB's ``ap``).
 * MAE: ``mean |y_hat - y|``; RMSE: ``sqrt(mean (y_hat - y)^2)``, both over the present
-  entries of every task together; NaN when no entry is present.
+  entries of every task together; NaN when no entry is present. ``rmse_tasks`` /
+  ``mae_tasks``: each task's figure over its own present entries, averaged over the tasks
+  (OGB's ``rmse``, :mod:`graphflow.graphs.evaluate`).
 """
 
 from __future__ import annotations
@@ -179,14 +182,9 @@ def hits_at(rank: torch.Tensor, k: int) -> float:
     return float((rank <= k).double().mean()) if rank.numel() else 0.0
 
 
-def roc_auc_tasks(scores: torch.Tensor, target: torch.Tensor) -> float:
-    """Mean ROC AUC over the tasks (columns) of ``target`` (n, T) 0/1 with NaN = missing.
-
-    A task counts when its present entries hold at least one 1 and one 0; the others are
-    skipped (sklearn would raise for them). NaN when no task counts.
-
-    :param scores: float (n, T) scores (logits or probabilities: only their order matters).
-    """
+def _binary_tasks(scores: torch.Tensor, target: torch.Tensor, figure) -> float:
+    """Mean of ``figure(pos, neg)`` over the tasks (columns) of ``target`` (n, T) 0/1, NaN =
+    missing, that hold a 1 and a 0 among their present entries; NaN when none does."""
     if target.dim() == 1:
         scores, target = scores.reshape(-1, 1), target.reshape(-1, 1)
     present = ~torch.isnan(target)  # (n, T)
@@ -196,8 +194,53 @@ def roc_auc_tasks(scores: torch.Tensor, target: torch.Tensor) -> float:
     if usable.numel() == 0:
         return float("nan")
     # One rank pass per task; the tasks are few (12 for Tox21, 128 for MUV).
-    aucs = [roc_auc(scores[pos[:, t], t], scores[neg[:, t], t]) for t in usable.tolist()]
-    return float(sum(aucs) / len(aucs))
+    values = [figure(scores[pos[:, t], t], scores[neg[:, t], t]) for t in usable.tolist()]
+    return float(sum(values) / len(values))
+
+
+def roc_auc_tasks(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """Mean ROC AUC over the tasks (columns) of ``target`` (n, T) 0/1 with NaN = missing.
+
+    A task counts when its present entries hold at least one 1 and one 0; the others are
+    skipped (sklearn would raise for them). NaN when no task counts. OGB's ``Evaluator``
+    ``rocauc`` (``ogbg-mol*``), which raises instead of NaN.
+
+    :param scores: float (n, T) scores (logits or probabilities: only their order matters).
+    """
+    return _binary_tasks(scores, target, roc_auc)
+
+
+def average_precision_tasks(scores: torch.Tensor, target: torch.Tensor) -> float:
+    """Mean average precision over the tasks of ``target`` (n, T), the same tasks as
+    :func:`roc_auc_tasks` (OGB's ``Evaluator`` ``ap``, ``ogbg-molpcba``)."""
+    return _binary_tasks(scores, target, average_precision)
+
+
+def _per_task(pred: torch.Tensor, target: torch.Tensor, squared: bool) -> float:
+    if target.dim() == 1:
+        pred, target = pred.reshape(-1, 1), target.reshape(-1, 1)
+    present = ~torch.isnan(target)  # (n, T)
+    diff = torch.where(present, pred.reshape(target.shape).double() - target.double(), 0.0)
+    count = present.sum(0)  # (T,)
+    err = diff.pow(2) if squared else diff.abs()
+    mean = err.sum(0) / count.clamp(min=1)  # (T,)
+    per = mean.sqrt() if squared else mean
+    per = per[count > 0]
+    return float(per.mean()) if per.numel() else float("nan")
+
+
+def rmse_tasks(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """The mean over tasks (columns) of each task's RMSE over its present entries: OGB's
+    ``Evaluator`` ``rmse`` (``ogbg-molesol``, ``-molfreesolv``, ``-mollipo``). A task without
+    entries is left out (OGB's mean would be NaN); NaN when every task is empty. For one task,
+    :func:`rmse`."""
+    return _per_task(pred, target, squared=True)
+
+
+def mae_tasks(pred: torch.Tensor, target: torch.Tensor) -> float:
+    """The mean over tasks of each task's MAE over its present entries (as
+    :func:`rmse_tasks`); for one task, :func:`mae`."""
+    return _per_task(pred, target, squared=False)
 
 
 def _present(pred: torch.Tensor, target: torch.Tensor) -> torch.Tensor:

@@ -9,10 +9,12 @@
   over the present entries (``weight``: each label's ``pos_weight``); predictions are the
   labels whose logit is > 0; figures ``acc``, ``f1_macro``, ``f1_micro`` (node labels);
 * ``binary``: float (n, T) 0/1 tasks, NaN = missing (multi-task molecule sets): the same
-  masked binary cross-entropy; figures the mean ``roc_auc`` over tasks and the ``acc`` of
-  the present entries;
+  masked binary cross-entropy; figures the mean ``roc_auc`` and ``ap`` over the tasks with
+  both classes (OGB's ``Evaluator``) and the ``acc`` of the present entries;
 * ``regression``: float (n, T) targets, NaN = missing: mean squared (``mse``) or absolute
-  (``l1``) error over the present entries; figures ``mae`` and ``rmse``. With a per-target
+  (``l1``) error over the present entries; figures ``mae`` and ``rmse`` over the present
+  entries of every target together (for one target OGB's ``rmse``; for several, OGB's mean
+  over targets is ``graphflow.graphs.evaluate``'s). With a per-target
   ``scale`` (the training targets' standard deviation) the loss is taken on the errors in
   standard units, ``(s - y) / scale``.
 
@@ -140,6 +142,7 @@ class Objective:
                                                  multilabel=True)
         if self.kind == "binary":
             return {"roc_auc": metrics.roc_auc_tasks(scores.float(), y),
+                    "ap": metrics.average_precision_tasks(scores.float(), y),
                     "acc": self.accuracy(scores, target)}
         return {"mae": metrics.mae(scores.float(), y), "rmse": metrics.rmse(scores.float(), y)}
 
@@ -150,7 +153,7 @@ class Objective:
             return ("acc", "f1_macro") + (("roc_auc",) if self.out_dim == 2 else ())
         if self.kind == "multilabel":
             return ("acc", "f1_macro", "f1_micro")
-        return ("roc_auc", "acc") if self.kind == "binary" else ("mae", "rmse")
+        return ("roc_auc", "ap", "acc") if self.kind == "binary" else ("mae", "rmse")
 
     @property
     def score_name(self) -> str:

@@ -549,28 +549,45 @@ def dynamic_axes(twin: TypedGraphModel) -> dict[str, dict[int, str]]:
 
 def example_inputs(twin: TypedGraphModel, in_dims: dict[str, int | None],
                    seed: int = 0) -> tuple[Tensor, ...]:
-    """A small graph to trace with: 5 nodes of each featured type, every node of a
-    featureless type (its ids index the learned tables), 6 edges per relation whose sources
-    have a row in the relation's table."""
+    """A small graph to trace with: 5 nodes of each featured type; of a featureless type a
+    few node ids its learned tables have rows for; 6 edges per relation, whose sources have a
+    row in the relation's table."""
     gen = torch.Generator().manual_seed(seed)
+    remaps = _remaps(twin)  # relation -> node id -> table row (-1: none)
     xs: list[Tensor] = []
-    sizes: list[int] = []
-    for t, featureless in zip(twin.ntypes, twin.featureless):
-        if featureless:
-            n = _table_rows(twin, t)
-            xs.append(torch.arange(n))
-        else:
-            n = 5
-            xs.append(torch.randn(n, int(in_dims[t] or 1), generator=gen))
-        sizes.append(n)
+    for k, (t, featureless) in enumerate(zip(twin.ntypes, twin.featureless)):
+        if not featureless:
+            xs.append(torch.randn(5, int(in_dims[t] or 1), generator=gen))
+            continue
+        rows = _table_rows(twin, t)
+        picked = [torch.arange(min(rows, 4))]
+        for r, remap in remaps.items():
+            if twin.rel_src[r] == k:
+                picked.append((remap >= 0).nonzero().squeeze(1)[:2])
+        xs.append(torch.unique(torch.cat(picked)))  # (n_t,) node ids, sorted
     flat: list[Tensor] = list(xs)
-    for k in range(twin.num_relations):
-        s, d = twin.rel_src[k], twin.rel_dst[k]
-        allowed = _allowed_sources(twin, k, sizes[s])
+    for r in range(twin.num_relations):
+        s, d = twin.rel_src[r], twin.rel_dst[r]
+        allowed = torch.arange(xs[s].shape[0])
+        if r in remaps:  # rows of x_s whose node has a row in the relation's table
+            allowed = (remaps[r][xs[s]] >= 0).nonzero().squeeze(1)
+        if allowed.numel() == 0:
+            allowed = torch.zeros(1, dtype=torch.int64)
         pick = torch.randint(0, allowed.shape[0], (6,), generator=gen)
-        flat += [allowed[pick], torch.randint(0, sizes[d], (6,), generator=gen),
+        flat += [allowed[pick], torch.randint(0, xs[d].shape[0], (6,), generator=gen),
                  torch.rand(6, generator=gen) + 0.5]
     return tuple(flat)
+
+
+def _remaps(twin: TypedGraphModel) -> dict[int, Tensor]:
+    """Per relation with a compacted table (R-GCN's one-hot layer): node id -> table row."""
+    out: dict[int, Tensor] = {}
+    for layer in twin.layers:
+        if isinstance(layer, PortableRelational):
+            for r, mod in enumerate(layer.messages):
+                if isinstance(mod, TableRows) and mod.has_remap:
+                    out[layer.rel_index[r]] = mod.remap
+    return out
 
 
 def _table_rows(twin: TypedGraphModel, ntype: str) -> int:
@@ -588,18 +605,6 @@ def _table_rows(twin: TypedGraphModel, ntype: str) -> int:
                 if layer.rel_src[r] == k and isinstance(mod, TableRows):
                     return int(mod.remap.shape[0]) if mod.has_remap else int(mod.table.shape[0])
     return 5
-
-
-def _allowed_sources(twin: TypedGraphModel, k: int, n: int) -> Tensor:
-    """Source rows relation ``k`` may name in the tracing graph (those with a table row)."""
-    for layer in twin.layers:
-        if isinstance(layer, PortableRelational):
-            for r, mod in enumerate(layer.messages):
-                if isinstance(mod, TableRows) and mod.has_remap and layer.rel_index[r] == k:
-                    ok = (mod.remap[:n] >= 0).nonzero().squeeze(1)
-                    if ok.numel():
-                        return ok
-    return torch.arange(n)
 
 
 def sidecar(twin: TypedGraphModel, fmt: str, file: str, in_dims: dict[str, int | None],

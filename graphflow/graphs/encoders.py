@@ -86,11 +86,16 @@ class Encoded(nn.Module):
         self.input_encoder = encoder
         self.stack = stack
 
-    def forward(self, adj, x: torch.Tensor) -> torch.Tensor:
-        return self.stack(adj, self.input_encoder(x))
+    @property
+    def takes_graphs(self) -> bool:
+        """Whether the stack reads the batch's graphs (a virtual node)."""
+        return bool(getattr(self.stack, "takes_graphs", False))
 
-    def layer_outputs(self, adj, x: torch.Tensor) -> list[torch.Tensor]:
-        return self.stack.layer_outputs(adj, self.input_encoder(x))
+    def forward(self, adj, x: torch.Tensor, **graphs) -> torch.Tensor:
+        return self.stack(adj, self.input_encoder(x), **graphs)
+
+    def layer_outputs(self, adj, x: torch.Tensor, **graphs) -> list[torch.Tensor]:
+        return self.stack.layer_outputs(adj, self.input_encoder(x), **graphs)
 
     @property
     def num_layers(self) -> int:

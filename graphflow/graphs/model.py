@@ -51,6 +51,15 @@ def has_layer_outputs(module: nn.Module) -> bool:
     return callable(getattr(module, "layer_outputs", None))
 
 
+def graph_inputs(module: nn.Module, batch: GraphBatch) -> dict:
+    """What an encoder that reads the batch's graphs (``takes_graphs``: a virtual node,
+    :mod:`graphflow.graphs.virtual_node`) gets besides ``(adj, x)``: ``graphs = (node ->
+    graph (n,), B)``; nothing for the others."""
+    if not getattr(module, "takes_graphs", False):
+        return {}
+    return {"graphs": (batch.segment(), batch.num_graphs)}
+
+
 class GraphModel(nn.Module):
     """Node encoder + readout + linear head (see the module docstring).
 
@@ -104,9 +113,10 @@ class GraphModel(nn.Module):
 
     def node_vectors(self, batch: GraphBatch) -> list[torch.Tensor]:
         """The node vectors to read out: every layer's, or the last one's."""
+        extra = graph_inputs(self.encoder, batch)
         if self.read_layers == "all":
-            return list(self.encoder.layer_outputs(batch.adj, batch.x))
-        return [self.encoder(batch.adj, batch.x)]
+            return list(self.encoder.layer_outputs(batch.adj, batch.x, **extra))
+        return [self.encoder(batch.adj, batch.x, **extra)]
 
     def forward(self, batch: GraphBatch) -> tuple[torch.Tensor, torch.Tensor]:
         r"""``(scores (B, out_dim), embeddings (B, sum(read_widths)))``.
@@ -194,10 +204,11 @@ class GraphModel(nn.Module):
         was = encoder.training
         encoder.eval()
         with torch.no_grad():
+            extra = graph_inputs(encoder, batch)
             if layers == "all":
-                outs = list(encoder.layer_outputs(batch.adj, batch.x))
+                outs = list(encoder.layer_outputs(batch.adj, batch.x, **extra))
             else:
-                outs = [encoder(batch.adj, batch.x)]
+                outs = [encoder(batch.adj, batch.x, **extra)]
         encoder.train(was)
         widths = [int(h.reshape(h.shape[0], -1).shape[1]) for h in outs]
         return cls(encoder, widths, out_dim, pooling=pooling, layers=layers, dropout=dropout,

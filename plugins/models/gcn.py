@@ -12,7 +12,8 @@ from graphflow.nn.gcn import GCNConv
 from graphflow.nn.stack import GNNStack
 from graphflow.options import option
 from graphflow_plugins.models.options import (InputEncoder, StackOptions,
-                                              input_encoder_option, with_input_encoder)
+                                              input_encoder_option, virtual_node_option,
+                                              with_input_encoder)
 
 
 @dataclass
@@ -25,6 +26,7 @@ class GCNOptions(StackOptions):
         "both", "Edge normalisation: both (D^-1/2 A D^-1/2), right (mean) or none.")
     bias: bool = option(True, "Learn a bias in each layer (the paper's GCN has none).")
     input_encoder: InputEncoder = input_encoder_option()
+    virtual_node: bool = virtual_node_option()
 
 
 class GCNModel(Model):
@@ -44,7 +46,7 @@ class GCNModel(Model):
     def build(self, in_dim: int, out_dim: int) -> nn.Module:
         o = self.options
         return with_input_encoder(o.input_encoder, o.hidden, o.layers, in_dim, out_dim,
-                                  self.stack)
+                                  self.stack, virtual_node=o.virtual_node, dropout=o.dropout)
 
     def stack(self, in_dim: int, out_dim: int) -> GNNStack:
         """The GCN layers from ``in_dim`` features (after any input encoder)."""

@@ -13,7 +13,8 @@ from graphflow.nn.linear import Linear
 from graphflow.nn.stack import GNNStack, Norm, make_activation, make_norm
 from graphflow.options import option
 from graphflow_plugins.models.options import (InputEncoder, StackOptions,
-                                              input_encoder_option, with_input_encoder)
+                                              input_encoder_option, virtual_node_option,
+                                              with_input_encoder)
 
 
 @dataclass
@@ -30,6 +31,7 @@ class GINOptions(StackOptions):
                "ones (the GIN recipe, where every layer's output is read out; the graph tasks "
                "turn it on). False: the last layer's output is raw (node tasks' logits).")
     input_encoder: InputEncoder = input_encoder_option()
+    virtual_node: bool = virtual_node_option()
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -76,7 +78,7 @@ class GINModel(Model):
     def build(self, in_dim: int, out_dim: int) -> nn.Module:
         o = self.options
         return with_input_encoder(o.input_encoder, o.hidden, o.layers, in_dim, out_dim,
-                                  self.stack)
+                                  self.stack, virtual_node=o.virtual_node, dropout=o.dropout)
 
     def stack(self, in_dim: int, out_dim: int) -> GNNStack:
         """The GIN layers from ``in_dim`` features (after any input encoder)."""

@@ -22,18 +22,35 @@ def input_encoder_option() -> Any:
                           "width).")
 
 
+def virtual_node_option() -> Any:
+    """The ``virtual_node`` option of a graph-level stack."""
+    return option(False, "A virtual node per graph, joined to all its nodes: added to every "
+                         "node before each layer and updated by an MLP of the graph's sum "
+                         "(OGB's GNN + virtual node; graph tasks only, one hidden width).")
+
+
 def with_input_encoder(kind: str, hidden: int | list[int], layers: int | None,
                        in_dim: int, out_dim: int,
-                       stack: Callable[[int, int], nn.Module]) -> nn.Module:
+                       stack: Callable[[int, int], nn.Module], *,
+                       virtual_node: bool = False, dropout: float = 0.0) -> nn.Module:
     """``stack(in_dim, out_dim)``, or with ``kind = "atom"`` an :class:`~graphflow.graphs.
-    encoders.AtomEncoder` of the first hidden width in front of ``stack(width, out_dim)``."""
+    encoders.AtomEncoder` of the first hidden width in front of ``stack(width, out_dim)``;
+    with ``virtual_node``, the stack inside a :class:`~graphflow.graphs.virtual_node.
+    VirtualNode` (its update's dropout ``dropout``)."""
+    def build(i: int, o: int) -> nn.Module:
+        if not virtual_node:
+            return stack(i, o)
+        from graphflow.graphs.virtual_node import VirtualNode
+
+        return VirtualNode(stack(i, o), dropout)
+
     if kind == "none":
-        return stack(in_dim, out_dim)
+        return build(in_dim, out_dim)
     from graphflow.graphs.encoders import INPUT_ENCODERS, Encoded
 
     widths = hidden_widths(hidden, layers)
     width = widths[0] if widths else out_dim
-    return Encoded(INPUT_ENCODERS[kind](width), stack(width, out_dim))
+    return Encoded(INPUT_ENCODERS[kind](width), build(width, out_dim))
 
 
 def check_widths(hidden: int | list[int], layers: int | None) -> None:

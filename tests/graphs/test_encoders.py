@@ -55,7 +55,7 @@ def test_models_take_the_atom_encoder_and_gine_the_bond_encoder():
     dst = torch.tensor([1, 0, 2, 1])
     x = torch.stack([torch.randint(0, d, (3,)) for d in AtomEncoder(1).dims], 1).float()
     e = torch.stack([torch.randint(0, d, (4,)) for d in BondEncoder(1).dims], 1).float()
-    import dgl
+    from graphflow.compat.dgl import dgl
 
     g = dgl.graph((src, dst), num_nodes=3)
     g.edata["edge_feat"] = e

@@ -266,11 +266,7 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
 }
 """Cells where the feature has no meaning for the task (shown as a dash, with the reason)."""
 
-PENDING: dict[tuple[str, str], str] = {
-    ("node_typed", "serve"): "needs the typed bundle (being built)",
-    ("node_typed", "onnx"): "typed portable exports are being built",
-    ("node_typed", "torchscript"): "typed portable exports are being built",
-}
+PENDING: dict[tuple[str, str], str] = {}
 """Cells being built now: not refused (the work lands without touching the check), expected
 to fail (``xfail`` in the composition test) and shown with the reason until they work."""
 

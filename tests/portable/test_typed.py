@@ -134,3 +134,26 @@ def test_aifb_rgcn_bundle_predict_and_portable_exports(run_toml, shared_data, cl
     for got in outs:
         assert got.shape == logits.shape
         assert (got - logits).abs().max().item() <= 1e-4
+
+
+def test_hetero_on_typed_tables_exports_the_runs_logits(run_toml, tmp_path):
+    """examples/typed_tables.toml with the hetero wrapper (sage per relation): its ONNX and
+    TorchScript exports give the run's logits outside graphflow."""
+    examples = AIFB.parent
+    text = (examples / "typed_tables.toml").read_text().replace(
+        'path = "data/', f'path = "{examples}/data/').replace(
+        'type = "rgcn"            # or type = "hetero" with layer = "sage" (any homogeneous '
+        'model)', 'type = "hetero"\nlayer = "sage"\naggregate = "sum"').replace(
+        'regularizer = "basis"\nnum_bases = 4\n', '') + (
+        '\n[[export]]\ntype = "onnx"\n\n[[export]]\ntype = "torchscript"\n')
+    assert 'type = "hetero"' in text
+    result = run_toml(text, overrides=["train.epochs=3"])
+    ctx, out = result.ctx, tmp_path / "out"
+    side = json.loads((out / "model.torchscript.pt.json").read_text())
+    assert side["target"] == "paper" and len(side["relations"]) == 8
+    feeds = typed_feeds(side, ctx.data.graph)
+    outs = run_exported([{"file": out / "model.onnx", "format": "onnx", **feeds},
+                         {"file": out / "model.torchscript.pt", "format": "torchscript",
+                          **feeds}], tmp_path)
+    for got in outs:
+        assert (got - ctx.artifacts.logits).abs().max().item() <= 1e-4

@@ -10,8 +10,12 @@ port), and drives it with one keep-alive HTTP client (httpx):
 * a posted subgraph of 100 nodes and 400 edges (inductive, inferred per request): p50 and
   p99 latency.
 
-Run it under ``flock /tmp/graphflow-bench.lock``; the figures depend on the machine's load
-(printed with the machine record). The last line is JSON.
+No peers: one server, three request kinds in a fixed sequence. Every latency figure is printed
+as p50 and p99 with the range and count of all its timed requests; the batch section's rate is
+the median of its requests' rates, with their range. Run it under ``flock
+/tmp/graphflow-bench.lock``; the figures depend on the machine's load (printed with the
+machine record). The last line is JSON; ``--record`` saves it under
+``benchmarks/results/serve/``.
 
     python benchmarks/serve.py [--nodes 20000] [--requests 1000] [--batch 1000]
 """
@@ -31,6 +35,9 @@ import time
 from pathlib import Path
 
 from machine import show  # noqa: E402  (sets sys.path to the repository)
+
+from benchmarks.records import load as load_average  # noqa: E402
+from benchmarks.records import write  # noqa: E402
 
 PIPELINE = """
 [pipeline]
@@ -69,7 +76,7 @@ def free_port() -> int:
 def percentiles(seconds: list[float]) -> dict[str, float]:
     ms = sorted(s * 1e3 for s in seconds)
     return {"p50_ms": statistics.median(ms), "p99_ms": ms[min(len(ms) - 1, int(0.99 * len(ms)))],
-            "mean_ms": statistics.fmean(ms)}
+            "mean_ms": statistics.fmean(ms), "min_ms": ms[0], "max_ms": ms[-1], "n": len(ms)}
 
 
 def main() -> None:
@@ -78,7 +85,11 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--batch", type=int, default=1000)
     parser.add_argument("--batch-requests", type=int, default=100)
+    parser.add_argument("--record", action="store_true",
+                        help="save the figures under benchmarks/results/serve/ "
+                             "(benchmarks/records.py)")
     args = parser.parse_args()
+    load_before = load_average()
     import httpx
     import torch
 
@@ -124,14 +135,17 @@ def main() -> None:
 
                 batches = torch.randint(args.nodes, (args.batch_requests, args.batch),
                                         generator=gen).tolist()
-                start = time.perf_counter()
+                each = []
                 for batch in batches:
+                    start = time.perf_counter()
                     r = client.post("/predict/nodes", json={"ids": batch})
                     assert len(r.json()["predictions"]) == args.batch
-                seconds = time.perf_counter() - start
+                    each.append(time.perf_counter() - start)
+                seconds = sum(each)
                 results["batch"] = {"ids_per_request": args.batch,
                                     "requests_per_s": args.batch_requests / seconds,
-                                    "nodes_per_s": args.batch_requests * args.batch / seconds}
+                                    "nodes_per_s": args.batch_requests * args.batch / seconds,
+                                    "request": percentiles(each)}
 
                 n = 100
                 feats = torch.randn(n, 32, generator=gen).tolist()
@@ -150,14 +164,20 @@ def main() -> None:
     one, batch, sub = results["one_node"], results["batch"], results["subgraph_100"]
     print(f"graph: {args.nodes:,} nodes, 32 features, GraphSAGE (hidden 64), served on "
           f"127.0.0.1, one keep-alive client")
+    def span(p: dict) -> str:
+        return f"(range {p['min_ms']:.2f}-{p['max_ms']:.2f} ms, n {p['n']})"
+
     print(f"one node        p50 {one['p50_ms']:.2f} ms   p99 {one['p99_ms']:.2f} ms   "
-          f"({args.requests} requests)")
+          f"{span(one)}")
     print(f"{args.batch} ids/request  {batch['requests_per_s']:.1f} requests/s   "
-          f"{batch['nodes_per_s']:,.0f} nodes/s")
+          f"{batch['nodes_per_s']:,.0f} nodes/s   p50 {batch['request']['p50_ms']:.2f} ms "
+          f"{span(batch['request'])}")
     print(f"subgraph (100 nodes, 400 edges)  p50 {sub['p50_ms']:.2f} ms   "
-          f"p99 {sub['p99_ms']:.2f} ms")
-    print(json.dumps({"benchmark": "serve", "nodes": args.nodes, **results,
-                      "machine": machine}))
+          f"p99 {sub['p99_ms']:.2f} ms   {span(sub)}")
+    out = {"benchmark": "serve", "nodes": args.nodes, **results, "machine": machine}
+    if args.record:
+        write("serve", out, load_before=load_before)
+    print(json.dumps(out))
 
 
 if __name__ == "__main__":

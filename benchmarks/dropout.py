@@ -13,7 +13,8 @@ every layer's input):
 Each row runs two untimed rounds, then ``--rounds`` timed rounds, the order of the peers
 reversed every round (``benchmarks/fair.py``), and prints each peer's median milliseconds per
 call with the range of its rounds (the fastest labelled ``best`` in the JSON) and the ratio of
-the medians. ``--record`` saves the figures under ``benchmarks/results/dropout/``. Whole-epoch figures: ``benchmarks/sampling.py --dropout 0.5`` (sampled
+the medians. ``--record`` saves the figures under ``benchmarks/results/dropout/``.
+Whole-epoch figures: ``benchmarks/sampling.py --dropout 0.5`` (sampled
 GraphSAGE against DGL, each with its own dropout) and ``benchmarks/gcn.py``::
 
     flock /tmp/graphflow-bench.lock python benchmarks/dropout.py

@@ -186,8 +186,12 @@ def headline(column: str, f: dict[str, Any]) -> tuple[str, list[float]]:
                 f"{f['graphflow_sampling_workers']}w/{f['graphflow_threads']}t)",
                 [f["epoch_ratio"]])
     if column == "gcn":
+        def dense(r: dict) -> str:  # the same dense input on both sides (Cora: sparse ours)
+            same = (r.get("ratios") or {}).get("dgl/graphflow_dense")
+            return f", dense input {same['median']:.2f}x" if same else ""
+
         parts = [f"{r['graph']} {r['speedup']:.2f}x ({r['graphflow_ms']:.1f} vs "
-                 f"{r['dgl_ms']:.1f} ms)" for r in f["results"]]
+                 f"{r['dgl_ms']:.1f} ms{dense(r)})" for r in f["results"]]
         return "; ".join(parts), [r["speedup"] for r in f["results"]]
     if column == "node2vec":
         return (f"{f['sbm_ratio']:.2f}x ({f.get('sbm_faster_peer', 'peer')})",

@@ -515,17 +515,10 @@ def _schema_of(model: TypedStack) -> tuple[list[str], list[tuple], list[bool]]:
     first = model.layers[0]
     conv = first if isinstance(first, (RGCNConv, HeteroConv)) else getattr(first, "conv", None)
     relations = [tuple(r) for r in getattr(conv, "relations", [])]
-    ntypes = list(getattr(first, "ntypes", []))
-    if not ntypes:
-        seen: list[str] = []
-        for s, _, d in relations:
-            for t in (s, d):
-                if t not in seen:
-                    seen.append(t)
-        ntypes = seen
-    for t in list(model.input.emb) + list(model.input.proj):
-        if t not in ntypes:
-            ntypes.append(t)
+    ntypes = list(getattr(first, "ntypes", []))  # the stack combination keeps the order
+    if not ntypes:  # DGL's order: node types sorted by name
+        ntypes = sorted({t for s, _, d in relations for t in (s, d)}
+                        | set(model.input.emb) | set(model.input.proj))
     return ntypes, relations, [t in model.input.emb for t in ntypes]
 
 

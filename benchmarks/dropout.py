@@ -12,7 +12,7 @@ every layer's input):
 
 Each row runs two untimed rounds, then ``--rounds`` timed rounds, the order of the peers
 reversed every round (``benchmarks/fair.py``), and prints each peer's median milliseconds per
-call with the range of its rounds (the fastest labelled ``best`` in the JSON) and the ratio of
+call with the range of its rounds (every round in the JSON) and the ratio of
 the medians. ``--record`` saves the figures under ``benchmarks/results/dropout/``.
 Whole-epoch figures: ``benchmarks/sampling.py --dropout 0.5`` (sampled
 GraphSAGE against DGL, each with its own dropout) and ``benchmarks/gcn.py``::

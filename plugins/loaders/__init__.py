@@ -22,6 +22,7 @@ from graphflow_plugins.loaders.smiles import SmilesLoader
 from graphflow_plugins.loaders.synthetic import SyntheticLoader
 from graphflow_plugins.loaders.table_collection import TableCollectionLoader
 from graphflow_plugins.loaders.tables import TablesLoader
+from graphflow_plugins.loaders.triples import TriplesLoader
 from graphflow_plugins.loaders.tu import TULoader
 
 
@@ -30,7 +31,7 @@ def graphflow_register_loaders(register: Register) -> None:
     """Register the built-in loaders."""
     for cls in (DglLoader, EdgelistLoader, MatLoader, NetworkxLoader, ParquetLoader,
                 PartitionedLoader, PlanetoidLoader, RdfLoader, SyntheticLoader, TablesLoader,
-                TULoader,
+                TULoader, TriplesLoader,
                 KernelCollectionLoader, DglCollectionLoader, TableCollectionLoader,
                 NetworkxCollectionLoader, SmilesLoader):
         register(cls)

@@ -129,10 +129,13 @@ def bench_full(data: GraphData, epochs: int) -> dict[str, float]:
 
 
 # ----------------------------------------------------------------------- generated, sampled
-def generate(edges: int, seed: int, features: int = 64, classes: int = 8) -> GraphData:
-    """A seeded typed graph: papers, authors, institutions, fields; 4 relations + reverses."""
+def generate(edges: int, seed: int, features: int = 64, classes: int = 8,
+             scale: float = 1.0) -> GraphData:
+    """A seeded typed graph: papers, authors, institutions, fields; 4 relations + reverses
+    (``scale`` multiplies the node counts: a smoke run)."""
     gen = torch.Generator().manual_seed(seed)
-    n = {"paper": 100_000, "author": 60_000, "institution": 2_000, "field": 500}
+    n = {t: max(1, int(k * scale)) for t, k in
+         {"paper": 100_000, "author": 60_000, "institution": 2_000, "field": 500}.items()}
     share = {("author", "writes", "paper"): 0.30, ("paper", "cites", "paper"): 0.30,
              ("paper", "has_topic", "field"): 0.15, ("author", "affiliated", "institution"): 0.05}
     per = {rel: int(edges / 2 * w / sum(share.values())) for rel, w in share.items()}
@@ -262,6 +265,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--batch", type=int, default=1024)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--skip-full", action="store_true", help="only the sampled case")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="the generated graph's node counts times S (default 1; a smoke run)")
     p.add_argument("--record", action="store_true",
                    help="save the figures under benchmarks/results/hetero/ (benchmarks/records.py)")
     args = p.parse_args(argv)
@@ -277,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
               f"graphflow {full['graphflow_epoch_s'] * 1e3:.1f} ms/epoch, ratio {full['ratio']}",
               flush=True)
         figures["full_aifb"] = full
-    data = generate(args.edges, args.seed)
+    data = generate(args.edges, args.seed, scale=args.scale)
     g = data.graph
     print(f"generated: {g.num_nodes():,} nodes of {len(g.ntypes)} types, {g.num_edges():,} "
           f"edges of {len(g.canonical_etypes)} relations", flush=True)

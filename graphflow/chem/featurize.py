@@ -76,8 +76,9 @@ class Molecules:
     scaffolds: list[str] | None = None
 
 
-def _index(table: dict, key: object, misc: int) -> int:
-    return table.get(key, misc)
+def _by_value(enum: type, names: tuple[str, ...]) -> dict:
+    """{RDKit enum value: its index in ``names``} for the values whose name is listed."""
+    return {v: names.index(str(v)) for v in enum.values.values() if str(v) in names}
 
 
 def _read_chunk(args: tuple[list, bool, bool]) -> tuple:
@@ -88,10 +89,12 @@ def _read_chunk(args: tuple[list, bool, bool]) -> tuple:
     RDLogger.DisableLog("rdApp.*")  # a failed parse is counted and reported once, not logged
     if scaffolds:
         from rdkit.Chem.Scaffolds import MurckoScaffold
-    chir = {name: i for i, name in enumerate(_CHIRALITY)}
-    hyb = {name: i for i, name in enumerate(_HYBRIDIZATION)}
-    btype = {name: i for i, name in enumerate(_BOND_TYPE)}
-    stereo = {name: i for i, name in enumerate(_BOND_STEREO)}
+    rd = Chem.rdchem
+    # keyed by RDKit's enum values themselves (OGB compares their names: str(value))
+    chir = _by_value(rd.ChiralType, _CHIRALITY)
+    hyb = _by_value(rd.HybridizationType, _HYBRIDIZATION)
+    btype = _by_value(rd.BondType, _BOND_TYPE)
+    stereo = _by_value(rd.BondStereo, _BOND_STEREO)
     n = len(smiles)
     ok = np.zeros(n, dtype=bool)
     atoms = np.zeros(n, dtype=np.int64)
@@ -111,19 +114,19 @@ def _read_chunk(args: tuple[list, bool, bool]) -> tuple:
             deg, charge, hs, rad = (a.GetTotalDegree(), a.GetFormalCharge(),
                                     a.GetTotalNumHs(), a.GetNumRadicalElectrons())
             feats.append((z - 1 if 1 <= z <= 118 else 118,
-                          chir.get(str(a.GetChiralTag()), 4),
+                          chir.get(a.GetChiralTag(), 4),
                           deg if 0 <= deg <= 10 else 11,
                           charge + 5 if -5 <= charge <= 5 else 11,
                           hs if 0 <= hs <= 8 else 9,
                           rad if 0 <= rad <= 4 else 5,
-                          hyb.get(str(a.GetHybridization()), 5),
+                          hyb.get(a.GetHybridization(), 5),
                           int(a.GetIsAromatic()), int(a.IsInRing())))
         for b in mol.GetBonds():
-            st = str(b.GetStereo())
+            st = b.GetStereo()
             if st not in stereo:  # OGB's list.index raises here; name the molecule instead
                 raise ValueError(f"bond stereo {st} of {s!r} is not one of OGB's")
             bonds.append((b.GetBeginAtomIdx(), b.GetEndAtomIdx(),
-                          btype.get(str(b.GetBondType()), 4), stereo[st],
+                          btype.get(b.GetBondType(), 4), stereo[st],
                           int(b.GetIsConjugated())))
         edges[k] = 2 * mol.GetNumBonds()
         if scaffolds:

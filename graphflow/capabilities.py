@@ -319,7 +319,7 @@ def markdown(registry: Any = None) -> str:
         "the tasks' declarations (`graphflow/capabilities.py`); `tests/test_composition.py` "
         "checks every cell on tiny graphs and that this page is what the command prints "
         "(`pytest tests/test_composition.py`: CPU only, two-epoch runs of a hundred-odd "
-        "nodes or two dozen graphs; the `--nproc` cells share three two-process launches).",
+        "nodes or 24 to 120 small graphs; the `--nproc` cells share three two-process launches).",
         "",
         "✓: works, and the composition test checks the output (predict reproduces the run's "
         "predictions, an ONNX export its logits...). ✗ with a number: refused when the "

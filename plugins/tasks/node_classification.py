@@ -180,8 +180,8 @@ class NodeClassification(SupervisedTask):
                                      device=ctx.device, progress=ctx.progress)
         if emb is None:
             name = ctx.model.name if ctx.model is not None else type(model).__name__
-            ctx.info(f"[{ctx.section}] no embeddings artifact: model {name!r} is not a "
-                     f"graphflow layer stack (its hidden layers are not known)")
+            ctx.info(f"[{ctx.section}] no embeddings artifact: model {name!r} has no hidden "
+                     f"node vectors to give (a graphflow layer stack with a hidden layer has)")
         elif types is not None:
             info["embedding_types"] = types
         return emb

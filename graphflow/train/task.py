@@ -156,6 +156,22 @@ class SupervisedOptions:
         check_precision(self.precision)  # fp16-mixed without CUDA: refused when read
 
 
+def calibrated_bf16(why: str) -> tuple[str, str]:
+    """``auto`` on a CPU with native bfloat16: bf16-mixed unless the calibration
+    (:func:`graphflow.runtime.calibrate.bf16_choice`, measured once per CPU and thread count,
+    cached) found it no faster than float32; with calibration off, the CPU flags decide."""
+    from graphflow.runtime import calibrate
+
+    choice = calibrate.bf16_choice(torch.get_num_threads(), native=True)
+    ms = choice.get("ms")
+    if not isinstance(ms, dict) or "bf16" not in ms or "fp32" not in ms:
+        return "bf16-mixed", why  # not measured (GRAPHFLOW_CALIBRATE=off): the flags decide
+    timing = f"calibration: {ms['bf16']} ms bf16 vs {ms['fp32']} ms fp32 a step"
+    if choice.get("bf16"):
+        return "bf16-mixed", f"{why}; {timing}"
+    return "fp32", f"{why}, but bf16 was no faster ({timing})"
+
+
 def options_record(options: Any) -> dict[str, Any]:
     """A component's options as plain data (what ``--resume`` and ``restore_model``
     compare)."""
@@ -253,6 +269,8 @@ class SupervisedTask(Task):
         records it under ``reports.precision.<section>`` (requested, used, and why)."""
         requested = self.requested_precision(ctx)
         precision, why = resolve_precision(requested, ctx.device)
+        if requested == "auto" and precision == "bf16-mixed" and ctx.device.type == "cpu":
+            precision, why = calibrated_bf16(why)
         said = ctx.reports.setdefault("precision", {})
         if ctx.section not in said:
             said[ctx.section] = {"requested": requested, "used": precision,

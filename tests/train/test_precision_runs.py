@@ -215,6 +215,22 @@ def test_auto_says_what_it_chose(cli, tmp_path, monkeypatch, native):
     assert record["reports"]["precision"]["train"]["used"] == used
 
 
+def test_auto_follows_a_calibration_that_found_bf16_slower(cli, tmp_path, monkeypatch):
+    from graphflow.runtime import calibrate
+
+    monkeypatch.setattr(step_module, "cpu_has_native_bf16", lambda: True)
+    monkeypatch.setattr(calibrate, "bf16_choice", lambda budget, how=None, native=None: {
+        "bf16": False, "ms": {"fp32": 10.0, "bf16": 12.5}, "budget": budget,
+        "source": "measured"})
+    path = tmp_path / "p.toml"
+    path.write_text(NODE.format(sample="", model="gcn", epochs=2, train='precision = "auto"'))
+    code, _, err = cli("run", path, "--out-dir", tmp_path / "out")
+    assert code == 0, err
+    lines = [x for x in err.splitlines() if 'precision = "auto"' in x]
+    assert lines == ['[train] precision = "auto": fp32 (the CPU has AVX512-BF16 or AMX, but '
+                     'bf16 was no faster (calibration: 12.5 ms bf16 vs 10.0 ms fp32 a step))']
+
+
 def test_fp16_on_a_cpu_machine_is_refused_when_the_pipeline_is_read(cli, tmp_path,
                                                                      monkeypatch):
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)

@@ -5,8 +5,10 @@ A :class:`KgeModel` holds an entity table ``(E, width)`` and a relation table, b
 used), and scores with:
 
 * ``score_hrt(h, r, t)``: broadcastable index tensors -> the triples' scores;
-* ``score_t(h, r)``: ``(B,)`` heads and relations -> ``(B, E)`` scores of every tail (1-N);
-* ``score_h(r, t)``: ``(B,)`` relations and tails -> ``(B, E)`` scores of every head.
+* ``score_t(h, r)``: ``(B,)`` heads and relations -> ``(B, E)`` scores of every tail (1-N),
+  or with ``tails`` (k,) the ``(B, k)`` scores of those candidates (shared negatives);
+* ``score_h(r, t)``: ``(B,)`` relations and tails -> ``(B, E)`` scores of every head (or of
+  the candidate ``heads``).
 
 Higher is truer. ``reciprocal``: the model holds ``2R`` relations, ``r + R`` the inverse of
 ``r``; a head query ``(?, r, t)`` is then scored as the tail query ``(t, r + R, ?)``
@@ -64,13 +66,21 @@ class KgeModel(nn.Module):
     def score_hrt(self, h: torch.Tensor, r: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
         return self._hrt(self.entity(h), self.relation(r), self.entity(t))
 
-    def score_t(self, h: torch.Tensor, r: torch.Tensor) -> torch.Tensor:
-        return self._tails(self.entity(h), self.relation(r), self.entity.weight)
+    def candidates(self, index: torch.Tensor | None) -> torch.Tensor:
+        """The entity rows of ``index`` (sparse gradient), or the whole table for None."""
+        return self.entity.weight if index is None else self.entity(index)
 
-    def score_h(self, r: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+    def score_t(self, h: torch.Tensor, r: torch.Tensor,
+                tails: torch.Tensor | None = None) -> torch.Tensor:
+        """``(B, E)`` scores of every tail, or ``(B, k)`` of the candidate ``tails`` (k,)."""
+        return self._tails(self.entity(h), self.relation(r), self.candidates(tails))
+
+    def score_h(self, r: torch.Tensor, t: torch.Tensor,
+                heads: torch.Tensor | None = None) -> torch.Tensor:
+        """``(B, E)`` scores of every head, or ``(B, k)`` of the candidate ``heads``."""
         if self.reciprocal:
-            return self.score_t(t, r + self.base_relations)
-        return self._heads(self.relation(r), self.entity(t), self.entity.weight)
+            return self.score_t(t, r + self.base_relations, heads)
+        return self._heads(self.relation(r), self.entity(t), self.candidates(heads))
 
     def embeddings_of(self, *index: torch.Tensor) -> list[torch.Tensor]:
         """The entity rows of ``index`` (for a regulariser on the rows a batch used)."""

@@ -9,11 +9,13 @@ from graphflow_plugins.models.gcn import GCNModel
 from graphflow_plugins.models.gin import GINModel
 from graphflow_plugins.models.gine import GINEModel
 from graphflow_plugins.models.hetero import HeteroModel
+from graphflow_plugins.models.kge import KGE_MODELS
 from graphflow_plugins.models.rgcn import RGCNModel
 from graphflow_plugins.models.sage import SAGEModel
 from graphflow_plugins.models.sgc import SGCModel
 
-MODELS = (GCNModel, SAGEModel, GATModel, SGCModel, GINModel, GINEModel, RGCNModel, HeteroModel)
+MODELS = (GCNModel, SAGEModel, GATModel, SGCModel, GINModel, GINEModel, RGCNModel, HeteroModel,
+          *KGE_MODELS)
 
 
 @hookimpl

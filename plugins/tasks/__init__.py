@@ -3,6 +3,7 @@
 from graphflow.plugin import hookimpl
 from graphflow_plugins.tasks.graph_classification import GraphClassification
 from graphflow_plugins.tasks.graph_regression import GraphRegression
+from graphflow_plugins.tasks.kg_completion import KgCompletion
 from graphflow_plugins.tasks.link_prediction import LinkPrediction
 from graphflow_plugins.tasks.node_classification import NodeClassification
 from graphflow_plugins.tasks.predict import Predict, replay_fitted_state
@@ -17,6 +18,7 @@ def graphflow_register_tasks(register):
     register(GraphClassification)
     register(GraphRegression)
     register(Predict)
+    register(KgCompletion)
 
 
 @hookimpl

@@ -1,0 +1,151 @@
+"""``[train] type = "kg_completion"``: train a shallow knowledge-graph embedding ``[model]``
+(transe, distmult, complex, rotate) on the triples of a ``triples`` loader and report the
+filtered ranking figures (MRR, MR, Hits@1/3/10, overall and per relation) on the test
+split. Epochs run through the shared :class:`~graphflow.train.loop.EpochLoop` (validation
+MRR picks the best model; checkpoints, ``--resume``, SIGTERM) and steps through
+:class:`~graphflow.train.step.Step` (precision, clipping). Options: docs/knowledge_graphs.md.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+import torch
+
+from graphflow.capabilities import refuses
+from graphflow.context import RunContext
+from graphflow.errors import ConfigError
+from graphflow.kge.evaluate import Filter, evaluate
+from graphflow.kge.models import KgeModel
+from graphflow.kge.train import (Corrupt, KgeLoss, KgePass, Regularizer, Scoring,
+                                 TrainSettings, make_optimizer)
+from graphflow.kge.triples import KnowledgeGraph
+from graphflow.options import option
+from graphflow.train.step import Step
+from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
+                                  check_positive)
+from graphflow_plugins.models.kge import KgeModelComponent
+
+
+@dataclass
+class KgCompletionOptions(SupervisedOptions):
+    epochs: int = option(100, "Training epochs (one pass over the training triples each).")
+    lr: float = option(0.1, "Learning rate.")
+    weight_decay: float = option(0.0, "Not offered (sparse gradients): use regularizer.")
+    optimizer: Literal["adagrad", "sparse_adam", "adam"] = option(
+        "adagrad", "adagrad or sparse_adam (a step updates only the rows it used) or adam "
+                   "(dense).")
+    monitor: Literal["val_mrr"] = option("val_mrr", "The validation figure that picks the "
+                                                    "best model: filtered MRR.")
+    batch_size: int = option(1000, "Training triples per step.")
+    scoring: Scoring = option("negatives", '"negatives" (sampled corruptions) or "1-n" (every '
+                                           "entity a candidate, as ConvE).")
+    negatives: int = option(64, "Corruptions per training triple.")
+    shared_negatives: bool = option(
+        False, "The batch shares one draw of negatives (scored by a matrix product).")
+    corrupt: Corrupt = option("uniform", '"uniform" or "bernoulli" (Wang et al. 2014): which '
+                                         "side a negative corrupts.")
+    loss: KgeLoss = option("softplus", "margin, softplus, bce or ce.")
+    margin: float = option(1.0, "The margin of loss = \"margin\".")
+    adversarial_temperature: float = option(
+        0.0, "Self-adversarial weighting of negatives (Sun et al. 2019) at this temperature "
+             "α; 0 = uniform weights.")
+    label_smoothing: float = option(0.0, "1-N with loss = \"bce\": label smoothing.")
+    reciprocal: bool = option(False, "Add an inverse relation per relation and score heads "
+                                     "as tails of the inverse (Lacroix et al. 2018).")
+    regularizer: Regularizer = option("none", "none, l2 or n3 on the rows a batch used.")
+    reg_weight: float = option(0.0, "The regularizer's weight.")
+    eval_batch_size: int = option(256, "Triples ranked per batch in evaluation.")
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        check_at_least(self, 1, "batch_size", "negatives", "eval_batch_size")
+        check_positive(self, "margin")
+        check_at_least(self, 0, "adversarial_temperature", "reg_weight")
+        if self.weight_decay:
+            raise ValueError("weight_decay is not offered with sparse gradients; use "
+                             'regularizer = "l2" or "n3" and reg_weight')
+        if not 0 <= self.label_smoothing < 1:
+            raise ValueError(f"label_smoothing must lie in [0, 1), got {self.label_smoothing}")
+        if self.scoring == "1-n" and self.loss not in ("bce", "ce"):
+            raise ValueError(f'scoring = "1-n" takes loss = "bce" or "ce", got {self.loss!r}')
+        if self.scoring == "1-n" and self.optimizer == "sparse_adam":
+            raise ValueError('scoring = "1-n" updates every entity: use optimizer = "adagrad" '
+                             'or "adam", not "sparse_adam"')
+
+
+KG_REFUSALS = refuses(
+    "sampled", "nproc", reason="knowledge-graph embeddings train on batches of triples in one "
+                               "process", alternative="drop [sample] and --nproc") + refuses(
+    "bundle", "predict", "serve", "onnx", "torchscript", "embeddings", "predictions",
+    reason="a knowledge-graph model has no bundle, portable form or exports yet",
+    alternative="read the test figures in metrics, or the pt model")
+
+
+class KgCompletion(SupervisedTask):
+    """Knowledge-graph completion with a shallow embedding model and filtered ranking."""
+
+    name = "kg_completion"
+    summary = "Train a KGE [model] (transe, distmult, complex, rotate) on triples; filtered MRR"
+    Options = KgCompletionOptions
+    refusals = KG_REFUSALS
+
+    def knowledge_graph(self, ctx: RunContext) -> KnowledgeGraph:
+        kg = ctx.data.meta.get("kg") if ctx.data is not None else None
+        if not isinstance(kg, KnowledgeGraph):
+            raise ConfigError(f'[{ctx.section}] kg_completion needs triples: [load] type = '
+                              f'"triples"')
+        return kg
+
+    def build_model(self, ctx: RunContext) -> KgeModel:
+        component = self.require_model(ctx)
+        if not isinstance(component, KgeModelComponent):
+            raise ConfigError(f'[{ctx.section}] kg_completion trains a knowledge-graph '
+                              f'embedding [model]: transe, distmult, complex or rotate, not '
+                              f'{component.name!r}')
+        kg = self.knowledge_graph(ctx)
+        return component.build(kg.num_entities, kg.num_relations,
+                               reciprocal=self.options.reciprocal)
+
+    def save_bundle(self, ctx: RunContext, *, source: str | None = None) -> None:
+        """No bundle (refused in ``refusals``)."""
+
+    def fit(self, ctx: RunContext, model: KgeModel) -> dict[str, float]:
+        o, kg = self.options, self.knowledge_graph(ctx)
+        optimizer = make_optimizer(o.optimizer, model, o.lr)
+        step = Step(model, optimizer, ctx.device, self.precision(ctx),
+                    clip_grad_norm=o.clip_grad_norm)
+        generator = self.generator(ctx)
+        known = Filter.build(kg.known(), kg.num_entities, kg.num_relations)
+        train_known = None
+        if o.scoring == "1-n" and o.loss == "bce":
+            train = model.triples_for_training(kg.splits["train"])
+            train_known = Filter.build(train, kg.num_entities, model.num_relations)
+        settings = TrainSettings(
+            batch_size=o.batch_size, scoring=o.scoring, negatives=o.negatives,
+            shared_negatives=o.shared_negatives, corrupt=o.corrupt, loss=o.loss,
+            margin=o.margin, adversarial_temperature=o.adversarial_temperature,
+            label_smoothing=o.label_smoothing, regularizer=o.regularizer,
+            reg_weight=o.reg_weight)
+        epoch_pass = KgePass(model, step, kg.splits["train"], settings, generator, train_known)
+
+        def validate() -> tuple[dict[str, float], float]:
+            figures = evaluate(model, kg.splits["valid"], known, batch_size=o.eval_batch_size,
+                               prefix="val_")
+            return {"val_mrr": figures["val_mrr"],
+                    "val_hits@10": figures["val_hits@10"]}, figures["val_mrr"]
+
+        meta = self.meta(ctx, entities=kg.num_entities, relations=kg.num_relations,
+                         reciprocal=o.reciprocal)
+        loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator)
+        best = loop.run(epoch_pass.train_epoch, validate)
+        figures = evaluate(model, kg.splits["test"], known, relations=kg.relations,
+                           batch_size=o.eval_batch_size, prefix="test_")
+        ctx.artifacts.model = model
+        ctx.artifacts.model_info = {"task": self.name, "section": ctx.section,
+                                    "model": ctx.model.name,
+                                    "entities": kg.num_entities,
+                                    "relations": kg.num_relations}
+        shown = ["test_mrr", "test_mr", "test_hits@1", "test_hits@3", "test_hits@10"]
+        return self.log_results(ctx, figures, best.epoch, shown=shown)

@@ -1,4 +1,5 @@
-"""The ``synthetic`` loader: seeded SBM (node classification) or R-MAT (power-law) graphs."""
+"""The ``synthetic`` loader: seeded SBM (node classification), R-MAT (power-law) graphs, and
+the explanation benchmarks BA-Shapes, Tree-Cycles and Tree-Grid with their motif edges."""
 
 from __future__ import annotations
 
@@ -11,15 +12,21 @@ from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
+from graphflow.io.motifs import ba_shapes, tree_cycles, tree_grid
 from graphflow.io.synthetic import rmat, sbm
 from graphflow.graph import GraphData, NodeIds
 from graphflow.io.node_split import check_sizes, stratified_split
 from graphflow.options import option
 
 
+MOTIF_KINDS = ("ba_shapes", "tree_cycles", "tree_grid")
+
+
 @dataclass
 class SyntheticOptions:
-    kind: Literal["sbm", "powerlaw"] = option("sbm", "Generator: stochastic block model or R-MAT.")
+    kind: Literal["sbm", "powerlaw", "ba_shapes", "tree_cycles", "tree_grid"] = option(
+        "sbm", "Generator: stochastic block model, R-MAT, or an explanation benchmark with "
+               "motif edges (edata['motif']) as ground truth (docs/explain.md).")
     nodes: int = option(1000, "Number of nodes.")
     classes: int = option(4, "sbm: number of (balanced) classes.")
     features: int = option(16, "Feature width (0 for none). sbm features are class-correlated; "
@@ -29,11 +36,21 @@ class SyntheticOptions:
     signal: float = option(1.0, "sbm: distance of class centroids relative to feature noise.")
     edges: int = option(10000, "powerlaw: number of directed edges (duplicates kept).")
     seed: int | None = option(None, "Generator and split seed; default: the pipeline seed.")
+    motifs: int = option(80, "ba_shapes / tree_cycles / tree_grid: motifs attached to the base.")
+    noise: float = option(0.1, "ba_shapes / tree_cycles / tree_grid: random edges added, as a "
+                               "fraction of the edges.")
     train: int | float = option(0.6, "sbm: training nodes, a fraction (float) or a count (int).")
     val: int | float = option(0.2, "sbm: validation nodes, a fraction or a count.")
     test: int | float = option(0.2, "sbm: test nodes, a fraction or a count.")
 
     def __post_init__(self) -> None:
+        if self.kind in MOTIF_KINDS:
+            if self.motifs < 1:
+                raise ValueError(f"motifs = {self.motifs}: must be >= 1")
+            if self.noise < 0:
+                raise ValueError(f"noise = {self.noise}: must be >= 0")
+            check_sizes(self.train, self.val, self.test)
+            return
         if self.nodes < 2:
             raise ValueError(f"nodes = {self.nodes}: need at least 2")
         if self.features < 0:
@@ -61,6 +78,13 @@ class SyntheticLoader(Loader):
     degrees; duplicates and self-loops kept, as in Graph500), with noise features when
     ``features > 0`` and no labels. 1M nodes / 20M edges take a few seconds.
 
+    ``kind = "ba_shapes" / "tree_cycles" / "tree_grid"``: GNNExplainer's benchmarks (Ying et
+    al. 2019): a Barabási–Albert base of 300 nodes or a binary tree of height 8, ``motifs``
+    houses / six-node cycles / 3×3 grids attached, ``noise`` random edges; labels are motif
+    roles, features all ones (``features`` wide; the paper's are 10 wide), and
+    ``edata["motif"]`` (bool) marks the edges inside a motif, the explanations' ground truth.
+    ``nodes`` and the sbm options do not apply (:mod:`graphflow.io.motifs`).
+
     Node ids are ``0..N-1``. The same seed gives the same graph, features and split.
     """
 
@@ -71,6 +95,8 @@ class SyntheticLoader(Loader):
     def load(self, ctx: RunContext) -> GraphData:
         o = self.options
         seed = ctx.seed if o.seed is None else o.seed
+        if o.kind in MOTIF_KINDS:
+            return self._motif_graph(o, seed)
         if o.kind == "sbm":
             gen = sbm(o.nodes, o.classes, o.features, p_in=o.p_in, p_out=o.p_out, seed=seed,
                       signal=o.signal)
@@ -93,3 +119,20 @@ class SyntheticLoader(Loader):
                 raise ConfigError(f"the train/val/test split: {exc}") from None
             g.ndata.update(masks.as_ndata())
         return GraphData(graph=g, ids=NodeIds.identity(o.nodes), name=o.kind, meta=meta)
+
+    def _motif_graph(self, o: SyntheticOptions, seed: int) -> GraphData:
+        make = {"ba_shapes": ba_shapes, "tree_cycles": tree_cycles, "tree_grid": tree_grid}[o.kind]
+        gen = make(motifs=o.motifs, noise=o.noise, features=o.features, seed=seed)
+        g = dgl.graph((gen.src, gen.dst), num_nodes=gen.num_nodes)
+        g.ndata["feat"] = gen.feat
+        g.ndata["label"] = gen.label
+        g.edata["motif"] = gen.motif_edge
+        try:
+            masks = stratified_split(gen.label, gen.num_nodes, train=o.train, val=o.val,
+                                     test=o.test, seed=seed)
+        except ValueError as exc:
+            raise ConfigError(f"the train/val/test split: {exc}") from None
+        g.ndata.update(masks.as_ndata())
+        meta: dict[str, object] = {"generator": o.kind, "seed": seed,
+                                   "num_classes": gen.num_classes}
+        return GraphData(graph=g, ids=NodeIds.identity(gen.num_nodes), name=o.kind, meta=meta)

@@ -70,3 +70,25 @@ features = 4
 def test_bad_options_are_named(run_toml, override, message):
     with pytest.raises(ConfigError, match=message):
         run_toml(SBM.format(seed=0, extra=""), overrides=[override])
+
+
+@pytest.mark.parametrize("kind, nodes, classes", [("ba_shapes", 700, 4), ("tree_cycles", 991, 2)])
+def test_explanation_benchmarks_carry_their_motif_edges(run_toml, kind, nodes, classes):
+    toml = f"""
+[pipeline]
+name = "motifs"
+seed = 0
+[load]
+type = "synthetic"
+kind = "{kind}"
+features = 10
+train = 0.8
+val = 0.1
+test = 0.1
+"""
+    data = run_toml(toml).ctx.data
+    g = data.graph
+    assert data.num_nodes == nodes and data.num_classes == classes
+    assert g.edata["motif"].dtype == torch.bool and int(g.edata["motif"].sum()) > 0
+    assert g.ndata["feat"].shape == (nodes, 10)
+    assert int(g.ndata["train_mask"].sum()) == pytest.approx(0.8 * nodes, abs=classes)

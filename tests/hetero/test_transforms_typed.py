@@ -106,4 +106,4 @@ def test_other_transforms_refuse_typed_graphs_in_one_line(run_toml, tmp_path):
 def test_every_registered_transform_says_whether_it_takes_typed_graphs():
     names = {info.name for info in create_host().registry.by_kind("transform")
              if info.cls.typed}
-    assert names == {"dedup", "normalize_features", "self_loops", "split"}
+    assert names == {"dedup", "link_split", "normalize_features", "self_loops", "split"}

@@ -253,6 +253,7 @@ ROWS: tuple[Row, ...] = (
     Row("graph_cls", "graph_classification", "graph_classification"),
     Row("graph_reg", "graph_regression", "graph_regression"),
     Row("skipgram", "skipgram", "skipgram", sampled=True),
+    Row("kg", "kg_completion", "kg_completion"),
 )
 """The first-party tasks and modes the table covers (``tests/test_composition.py``)."""
 
@@ -261,6 +262,8 @@ NOT_APPLICABLE: dict[tuple[str, str], str] = {
     ("skipgram", "bundle"): "the embeddings are the result: there is no model to apply",
     ("skipgram", "predict"): "the embeddings are the result: there is no model to apply",
     ("skipgram", "serve"): "the embeddings are the result: there is no model to apply",
+    ("kg", "model"): "its [model] is a knowledge-graph embedding (transe, distmult, complex, "
+                     "rotate), not a message-passing model a plugin could swap in",
     ("node_sampled", "sampled"): "this row is the sampled mode",
     ("skipgram", "sampled"): "skip-gram always trains on the walks of its [sample]",
 }

@@ -16,9 +16,11 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -72,6 +74,12 @@ path = "{(DATA / 'bond_energies').as_posix()}"
 name = "BE"
 features = "labels"
 targets = "attributes"
+"""
+KG_DIR = Path(tempfile.gettempdir()) / f"graphflow-composition-kg-{os.getpid()}"
+"""A 12-entity ring of ``next`` / ``prev`` triples (written, then removed, by ``runs``)."""
+KG = f"""[load]
+type = "triples"
+path = "{KG_DIR.as_posix()}"
 """
 KARATE = """[load]
 type = "networkx"
@@ -128,6 +136,9 @@ SETUPS: dict[str, Setup] = {
                       "batch_size = 16\n",
                       sample='[sample]\ntype = "deepwalk"\nwalk_length = 10\nwalks_per_node = 4\n',
                       metric="skipgram_loss", direction="minimize"),
+    "kg": Setup(KG, '[model]\ntype = "distmult"\ndim = 8\ngamma = 4.0\n',
+                'type = "kg_completion"\nbatch_size = 8\nnegatives = 4\n',
+                metric="test_mrr"),  # its runs report no validation figure to sweep on
 }
 ROW = {r.key: r for r in ROWS}
 EXPORTS = {"onnx": '[[export]]\ntype = "onnx"\n',
@@ -260,7 +271,14 @@ class Runs:
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> Runs:
-    return Runs(tmp_path_factory.mktemp("composition"))
+    ring = "".join(f"e{i}\tnext\te{(i + 1) % 12}\ne{i}\tprev\te{(i - 1) % 12}\n"
+                   for i in range(12))
+    KG_DIR.mkdir(exist_ok=True)
+    (KG_DIR / "train.txt").write_text(ring)
+    (KG_DIR / "valid.txt").write_text("e0\tnext\te1\n")
+    (KG_DIR / "test.txt").write_text("e3\tnext\te4\ne5\tprev\te4\n")
+    yield Runs(tmp_path_factory.mktemp("composition"))
+    shutil.rmtree(KG_DIR, ignore_errors=True)
 
 
 def records(out: Path) -> dict:
@@ -375,6 +393,8 @@ def check_amp(key: str, runs: Runs) -> None:
     out = a.embeddings if key in ("link", "skipgram") else a.logits
     if key == "link_typed":  # the scored pairs of every relation
         out = a.links.score
+    if key == "kg":  # the entity and relation tables
+        out = torch.cat([p.detach().reshape(-1) for p in a.model.parameters()])
     assert out is not None and torch.isfinite(out).all()
 
 
@@ -698,6 +718,10 @@ def check_not_applicable(c: capabilities.Cell, runs: Runs) -> None:
         assert not (result.out_dir / "model").exists()
     elif c.feature == "sampled":
         assert result.ctx.sampler is not None  # the row itself trains on a sampler
+    elif c.feature == "model" and c.row.key == "kg":
+        from graphflow.kge.models import KgeModel
+
+        assert isinstance(result.ctx.artifacts.model, KgeModel)
     elif c.feature == "model":
         assert result.ctx.artifacts.model is None  # no [model] was trained
     else:

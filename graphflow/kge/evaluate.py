@@ -78,8 +78,9 @@ def realistic_ranks(scores: torch.Tensor, target: torch.Tensor,
                     rows: torch.Tensor | None = None, cols: torch.Tensor | None = None
                     ) -> torch.Tensor:
     """Realistic ranks of ``scores[i, target[i]]`` in each row of ``scores`` (B, E), with the
-    ``(rows, cols)`` candidates filtered out (the target itself never is)."""
-    scores = scores.float().clone()
+    ``(rows, cols)`` candidates filtered out (the target itself never is). ``scores`` is
+    overwritten (the filtered entries become NaN)."""
+    scores = scores.float()
     b = torch.arange(len(target))
     true = scores[b, target].clone()  # (B,)
     if rows is not None:

@@ -42,6 +42,7 @@ from graphflow.graphs.folds import (Fold, FoldIndex, fold_parts, read_fold_file,
 from graphflow.graphs.model import (DropoutOn, GraphModel, ReadoutLayers,
                                     has_layer_outputs)
 from graphflow.graphs.objective import GraphObjective, TargetKind
+from graphflow.graphs.passes import GraphBatches
 from graphflow.graphs.readout import Pooling
 from graphflow.io.atomic import write_json
 from graphflow.options import option
@@ -49,6 +50,7 @@ from graphflow.sparse import Adjacency
 from graphflow.capabilities import refuses
 from graphflow.train import finite
 from graphflow.train.loop import stage_files
+from graphflow.train.step import Step
 from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
                                   options_record)
 
@@ -368,36 +370,20 @@ class GraphTask(SupervisedTask):
             ckpt, state = stage_files(ctx)
             loop.checkpoint_path = ckpt.with_name(f"{ckpt.stem}-fold{fold_no}.pt")
             loop.state_path = state.with_name(f"{state.stem}-fold{fold_no}.pt")
-        train_ids = fold.train.to(ctx.device)
         val_ids, test_ids = fold.val.to(ctx.device), fold.test.to(ctx.device)
         curve: dict[int, float] = {}  # epoch -> test figure (folds: the GIN protocol)
         main = objective.score_name
         now = {"epoch": 0}
         # Data-parallel: DDP averages the gradients; each rank keeps its own batch-norm
-        # statistics (of its part of each batch), averaged after every epoch.
+        # statistics (of its part of each batch), averaged after every epoch (the pass).
         net = wrap(model, ctx.world, ctx.device, sync_buffers=False)
+        runner = self._pass(ctx, model, inputs, net=net, step=step, objective=objective,
+                            train_ids=fold.train.to(ctx.device), generator=generator,
+                            base_lr=base_lr)
 
         def train_epoch(epoch: int) -> dict[str, float]:
             now["epoch"] = epoch
-            lr = base_lr * (o.lr_gamma ** ((epoch - 1) // o.lr_step) if o.lr_step else 1.0)
-            for group in optimizer.param_groups:
-                group["lr"] = lr
-            model.train()
-            total, seen = 0.0, 0
-            # the epoch's shuffled batches; data-parallel: this rank's part of each, and
-            # dropout masks of its own
-            mine, per = ctx.world.shard_batches(train_ids, o.batch_size, generator)
-            ctx.world.seed_rank(generator)
-            for batch in inputs.batcher.epoch(mine, per, **_cutters(ctx)):
-                y = inputs.labels[batch.graphs]
-                with step.autocast():
-                    score, _ = net(batch)
-                    loss = objective.loss(score, y)
-                step.step(loss)
-                total += loss.item() * batch.num_graphs
-                seen += batch.num_graphs
-            ctx.world.average_buffers(model)
-            figures = {"loss": total / max(seen, 1), "lr": lr}
+            figures = runner.train_epoch(epoch)
             if fold_no is not None:
                 figures["fold"] = fold_no
             return figures
@@ -408,7 +394,7 @@ class GraphTask(SupervisedTask):
             for part, ids in (("val", val_ids), ("test", test_ids)):
                 if ids.numel() == 0 or (part == "test" and fold_no is None):
                     continue
-                s, _ = self._predict(ctx, model, inputs, ids)
+                s, _ = runner.predict(ids)
                 y = inputs.labels[ids]
                 rep = objective.report(s, y)
                 rep["loss"] = objective.loss(s, y).item()
@@ -425,22 +411,34 @@ class GraphTask(SupervisedTask):
         model.absorb_target_scaling()  # the saved model: plain weights, the targets' units
         return {"model": model, "best_epoch": int(best.epoch), "curve": curve}
 
-    @torch.no_grad()
+    def _pass(self, ctx: RunContext, model: GraphModel, inputs: Inputs, *,
+              net: torch.nn.Module | None = None, step: Step | None = None,
+              objective: GraphObjective | None = None, train_ids: torch.Tensor | None = None,
+              generator: torch.Generator | None = None,
+              base_lr: float | None = None) -> GraphBatches:
+        """The graph-batch pass (:class:`~graphflow.graphs.passes.GraphBatches`) of ``model``
+        on ``inputs``: with ``step`` it trains (``lr_step`` schedule from ``base_lr``), without
+        it only predicts (float32)."""
+        o = self.options
+        lr0 = o.lr if base_lr is None else base_lr
+
+        def lr_at(epoch: int) -> float:
+            return lr0 * (o.lr_gamma ** ((epoch - 1) // o.lr_step) if o.lr_step else 1.0)
+
+        return GraphBatches(
+            model, model if net is None else net, step or Step(model, None, ctx.device),
+            objective or inputs.objective, inputs.batcher, inputs.labels,
+            torch.zeros(0, dtype=torch.int64, device=ctx.device) if train_ids is None
+            else train_ids, world=ctx.world,
+            generator=generator or torch.Generator().manual_seed(ctx.seed),
+            batch_size=o.batch_size, eval_batch_size=o.eval_batch_size, lr_at=lr_at,
+            autocast=lambda: self.autocast(ctx), cutters=_cutters(ctx))
+
     def _predict(self, ctx: RunContext, model: GraphModel, inputs: Inputs,
                  ids: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """(scores (n, C), embeddings (n, D)) of graphs ``ids`` in eval mode, in order;
-        data-parallel: each rank scores its share, gathered onto every rank."""
-        def scores(part: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-            was = model.training
-            model.eval()
-            with self.autocast(ctx):  # the stage's precision; float32 out
-                out = [model(b) for b in inputs.batcher.epoch(
-                    part, self.options.eval_batch_size, **_cutters(ctx))]
-            model.train(was)
-            return (torch.cat([p[0] for p in out]).float(),
-                    torch.cat([p[1] for p in out]).float())
-
-        return ctx.world.in_shares(ids, scores)  # type: ignore[return-value]
+        """(scores (n, C), embeddings (n, D)) of graphs ``ids`` in eval mode, in order
+        (:meth:`GraphBatches.predict`); data-parallel: gathered onto every rank."""
+        return self._pass(ctx, model, inputs).predict(ids)
 
     def _set_artifacts(self, ctx: RunContext, inputs: Inputs, model: GraphModel,
                        scores: torch.Tensor, emb: torch.Tensor, section: str) -> None:

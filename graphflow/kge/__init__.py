@@ -10,6 +10,8 @@
   contract (``score_hrt``, ``score_t``, ``score_h``), with sparse embedding gradients.
 * :mod:`graphflow.kge.train`: negatives (uniform or Bernoulli), self-adversarial weighting,
   1-N scoring, margin / softplus / BCE / cross-entropy losses, reciprocal relations.
+* :mod:`graphflow.kge.query`: ``(h, r, ?)`` / ``(?, r, t)`` queries, top-k answers with
+  names, scores and whether each is known.
 """
 
 from graphflow.kge.triples import KnowledgeGraph, read_triples

@@ -52,7 +52,7 @@ from graphflow.train import finite
 from graphflow.train.loop import stage_files
 from graphflow.train.step import Step
 from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_at_least,
-                                  options_record)
+                                  evaluation, lower_is_better, options_record)
 
 EDGE_FEAT = "edge_feat"
 """The ``edata`` field whose (E, D) rows travel with a collection's edges."""
@@ -189,18 +189,12 @@ class GraphTask(SupervisedTask):
         weights, a regression head in standard units); the shared one by default."""
         return objective
 
-    def _monitor(self, objective: GraphObjective, section: str) -> tuple[str, bool]:
-        """The monitored figure's name (without ``val_``) and whether lower is better; a
-        figure these targets do not report stops the run before training."""
-        m = self.options.monitor
-        if m == "auto":
-            return objective.score_name, objective.minimize
-        name = m.removeprefix("val_")
-        known = ("loss", *objective.figures)
-        if name not in known:
-            raise ConfigError(f'[{section}] monitor = "{m}" is not a figure of these targets; '
-                              f"choose one of {', '.join('val_' + k for k in known)}")
-        return name, name in ("loss", "mae", "rmse")
+    def _monitor(self, objective: GraphObjective, section: str) -> str:
+        """The monitored validation figure (``auto``: the targets' main figure), checked
+        against the figures these targets report (:meth:`SupervisedTask.resolve_monitor`):
+        a figure they do not report stops the run before training."""
+        reported = [f"val_{k}" for k in ("loss", *objective.figures)]
+        return self.resolve_monitor(section, reported, auto=f"val_{objective.score_name}")
 
     # ------------------------------------------------------------------ run
     def run(self, ctx: RunContext) -> None:
@@ -260,8 +254,8 @@ class GraphTask(SupervisedTask):
         for part in ("train", "val", "test"):
             ids = getattr(fold, part).to(ctx.device)
             if ids.numel():
-                rep = inputs.objective.report(scores[ids], inputs.labels[ids])
-                figures.update({f"{part}_{k}": v for k, v in rep.items()})
+                figures.update(evaluation(part, inputs.objective, scores[ids],
+                                          inputs.labels[ids], loss=False))
         main = inputs.objective.score_name
         figures = self.log_results(ctx, figures, result["best_epoch"],
                                    shown=[f"{p}_{main}" for p in ("train", "val", "test")])
@@ -300,16 +294,16 @@ class GraphTask(SupervisedTask):
                 scores = s.new_full((g, s.shape[1]), float("nan"))
                 emb = e.new_zeros((g, e.shape[1]))
             scores[test], emb[test] = s, e
-            rep = inputs.objective.report(s, inputs.labels[test])
+            rep = evaluation("test", inputs.objective, s, inputs.labels[test], loss=False)
             rows.append({"fold": f, "train": int(fold.train.numel()),
                          "val": int(fold.val.numel()), "test": int(fold.test.numel()),
                          "best_epoch": result["best_epoch"],
-                         "strict": rep[main] if fold.val.numel() else None,
+                         "strict": rep[f"test_{main}"] if fold.val.numel() else None,
                          "curve": result["curve"]})
             done[str(f)] = rows[-1]
             if ctx.world.is_main:
                 write_json(record_path, done)
-        report = _protocols(rows, main, minimize=inputs.objective.minimize)
+        report = _protocols(rows, main, minimize=lower_is_better(main))
         ctx.reports[section] = {"folds": [{k: v for k, v in r.items() if k != "curve"}
                                           for r in rows], **report, "metric": main}
         figures = {f"cv_gin_{main}": report["gin"]["mean"], f"cv_gin_{main}_std":
@@ -359,13 +353,12 @@ class GraphTask(SupervisedTask):
         optimizer = step.optimizer
         base_lr = o.lr if lr is None else lr
         generator = torch.Generator().manual_seed(ctx.seed + (fold_no or 0))  # batch order
-        name, minimize = self._monitor(objective, ctx.section)
+        self._monitor(objective, ctx.section)  # before the loop: it monitors this figure
         meta = self.meta(ctx, in_dim=int(inputs.batcher.x.shape[1]), hidden=o.hidden,
                          classes=objective.out_dim, readout=o.readout,
                          readout_layers=layers, fold=fold_no)
         loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
                                scaler=step.scaler, epochs=epochs)
-        loop.options.monitor, loop.options.minimize = f"val_{name}", minimize
         if fold_no is not None:
             ckpt, state = stage_files(ctx)
             loop.checkpoint_path = ckpt.with_name(f"{ckpt.stem}-fold{fold_no}.pt")
@@ -395,14 +388,11 @@ class GraphTask(SupervisedTask):
                 if ids.numel() == 0 or (part == "test" and fold_no is None):
                     continue
                 s, _ = runner.predict(ids)
-                y = inputs.labels[ids]
-                rep = objective.report(s, y)
-                rep["loss"] = objective.loss(s, y).item()
-                figures.update({f"{part}_{k}": v for k, v in rep.items()})
+                figures.update(evaluation(part, objective, s, inputs.labels[ids]))
                 if part == "val":
-                    score = rep[name]  # a figure of these targets (_monitor checked)
+                    score = self.monitored(figures)  # a figure of these targets (checked)
                 else:
-                    curve[now["epoch"]] = rep[main]
+                    curve[now["epoch"]] = figures[f"test_{main}"]
             return figures, score
 
         best = loop.run(train_epoch, evaluate)

@@ -41,6 +41,7 @@ from graphflow.nn.typed import TypedAdjacency
 from graphflow.train.metrics import average_precision, roc_auc
 from graphflow.train.objective import PairLoss, ScoredPairs
 from graphflow.train.step import Step
+from graphflow.train.task import split_figures
 
 Progress = Callable[..., Any]
 
@@ -182,13 +183,14 @@ def typed_figures(model: TypedLinkModel, h: Mapping[str, torch.Tensor], split: T
         binary, pos, neg = binary_figures(decoder, hs, pairs, chunk=chunk, device=device,
                                           h_dst=hd)
         scores[rel] = (pos, neg)
-        figures.update({f"{name}_{k}/{label}": v for k, v in binary.items()})
+        figures.update(split_figures(name, {f"{k}/{label}": v for k, v in binary.items()}))
         all_pos.append(pos)
         all_neg.append(neg)
         if ranking and pairs.num_pos:
             rank = pair_ranks(decoder, hs, pairs.pos, negatives=eval_negatives,
                               generator=generator, chunk=chunk, device=device, h_dst=hd)
-            figures.update({f"{name}_{k}/{label}": v for k, v in rank_figures(rank, hits).items()})
+            figures.update(split_figures(name, {f"{k}/{label}": v
+                                                for k, v in rank_figures(rank, hits).items()}))
             all_ranks.append(rank)
     pos, neg = torch.cat(all_pos), torch.cat(all_neg)
     overall: dict[str, float] = {}
@@ -196,7 +198,7 @@ def typed_figures(model: TypedLinkModel, h: Mapping[str, torch.Tensor], split: T
         overall = {"auc": roc_auc(pos, neg), "ap": average_precision(pos, neg)}
     if all_ranks:
         overall.update(rank_figures(torch.cat(all_ranks), hits))
-    return {**{f"{name}_{k}": v for k, v in overall.items()}, **figures}, scores
+    return {**split_figures(name, overall), **figures}, scores
 
 
 def typed_scored_links(split: TypedLinkSplit,

@@ -53,9 +53,19 @@ and implements :meth:`SupervisedTask.build_model` and :meth:`SupervisedTask.fit`
 where ``train_epoch`` runs its batches as ``with step.autocast(): loss = ...`` then
 ``step.step(loss)`` (the pass protocol of :mod:`graphflow.train.step`).
 
-:meth:`SupervisedTask.run` builds the model and fits it. ``monitor`` names the figure
-``evaluate`` returns as its score; a name ending in ``_loss`` is minimised, any other
-maximised. Tasks may also choose defaults by mode (the hooks of every
+:meth:`SupervisedTask.run` builds the model and fits it.
+
+Evaluation and the monitor, one rule for every task:
+
+* :func:`split_figures` names a split's figures: ``<split>_loss`` and the objective's report
+  (``<split>_acc``, ``<split>_roc_auc``, ``<split>_mae``...), or a link task's ranking figures
+  (``<split>_auc``, ``<split>_mrr``...); :func:`evaluation` computes them from a pass's
+  outputs on the split with an :class:`~graphflow.train.objective.Objective`;
+* :meth:`SupervisedTask.resolve_monitor` checks ``monitor`` against the validation figures
+  the task's evaluation reports (a ``ConfigError`` in one line listing them, before any
+  epoch) and :meth:`SupervisedTask.monitored` takes its value from ``evaluate``'s figures;
+* :func:`lower_is_better`: a figure named ``*_loss``, ``*_mae``, ``*_rmse`` or ``*_mr`` is
+  minimised, any other maximised. Tasks may also choose defaults by mode (the hooks of every
 :class:`~graphflow.components.Task`): an option whose default is None ("by mode") gets its
 value from ``mode_defaults(sampled=...)`` when the pipeline is read, and
 ``model_defaults(model, sampled=...)`` supplies the task's preferred values for the
@@ -66,7 +76,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -154,6 +164,36 @@ class SupervisedOptions:
             raise ValueError(f"sparse_threshold must lie in [0, 1], got {self.sparse_threshold}")
         check_at_least(self, 0, "clip_grad_norm", note=" (0 = off)")
         check_precision(self.precision)  # fp16-mixed without CUDA: refused when read
+
+
+LOWER_IS_BETTER = ("loss", "mae", "rmse", "mr")
+"""The figure names (the last ``_`` part) whose lower values are better."""
+
+
+def lower_is_better(figure: str) -> bool:
+    """Whether a lower ``figure`` is better: ``val_loss``, ``val_mae``, ``val_rmse``,
+    ``val_mr`` (per relation: ``val_mr/<relation>``) are minimised, any other figure
+    maximised. The one direction rule of every task's monitor."""
+    return figure.split("/", 1)[0].rsplit("_", 1)[-1] in LOWER_IS_BETTER
+
+
+def split_figures(split: str, report: Mapping[str, float], *,
+                  loss: float | None = None) -> dict[str, float]:
+    """A split's figures under their one naming: ``<split>_loss`` (when ``loss`` is given),
+    then ``<split>_<name>`` for every figure of ``report``."""
+    figures = {} if loss is None else {f"{split}_loss": float(loss)}
+    figures.update({f"{split}_{k}": v for k, v in report.items()})
+    return figures
+
+
+def evaluation(split: str, objective: Any, scores: torch.Tensor, target: torch.Tensor, *,
+               loss: bool = True) -> dict[str, float]:
+    """The figures of a pass's ``scores`` (n, C) on a split against ``target``: the
+    objective's loss (``<split>_loss``, unless ``loss`` is off) and its report
+    (:meth:`Objective.report <graphflow.train.objective.Objective.report>`), named by
+    :func:`split_figures`. Node, typed node and graph tasks evaluate through this."""
+    value = objective.loss(scores, target).item() if loss else None
+    return split_figures(split, objective.report(scores, target), loss=value)
 
 
 def calibrated_bf16(why: str) -> tuple[str, str]:
@@ -319,18 +359,49 @@ class SupervisedTask(Task):
                 "model_options": options_record(ctx.model.options) if ctx.model else {},
                 "features": o.features, **shape, "monitor": o.monitor}
 
+    @property
+    def monitor_name(self) -> str:
+        """The monitored validation figure: the one :meth:`resolve_monitor` settled, else the
+        ``monitor`` option."""
+        return getattr(self, "_monitored_figure", None) or self.options.monitor
+
+    def resolve_monitor(self, section: str, reported: Sequence[str], *,
+                        auto: str | None = None,
+                        aliases: Mapping[str, str] | None = None) -> str:
+        """Settle the monitored figure: the ``monitor`` option (``"auto"``: ``auto``, the
+        targets' default; ``aliases``: a documented other name, e.g. ``val_acc`` = micro-F1
+        for multi-label nodes), which must be one of the validation figures the task's
+        evaluation ``reported``; otherwise a ``ConfigError`` in one line listing them. Call
+        it before the epoch loop is made (:meth:`epoch_loop` monitors it)."""
+        m = self.options.monitor
+        if m == "auto" and auto is not None:
+            m = auto
+        m = (aliases or {}).get(m, m)
+        if m not in reported:
+            shown = self.options.monitor
+            raise ConfigError(f'[{section}] monitor = "{shown}" is not a figure of these '
+                              f"targets; choose one of {', '.join(reported)}")
+        self._monitored_figure = m
+        return m
+
+    def monitored(self, figures: Mapping[str, float]) -> float | None:
+        """The monitored figure's value among an evaluation's ``figures`` (None: absent)."""
+        return figures.get(self.monitor_name)
+
     def epoch_loop(self, ctx: RunContext, model: nn.Module, optimizer: torch.optim.Optimizer,
                    meta: Mapping[str, Any], *, generator: torch.Generator,
                    scaler: torch.amp.GradScaler | None = None,
                    epochs: int | None = None) -> EpochLoop:
         """The shared :class:`~graphflow.train.loop.EpochLoop` with this task's options
-        (``epochs`` overrides the option); a ``monitor`` ending in ``_loss`` is minimised."""
+        (``epochs`` overrides the option), monitoring :attr:`monitor_name` in the direction
+        of :func:`lower_is_better`."""
         o = self.options
+        monitor = self.monitor_name
         return EpochLoop(ctx, model, optimizer,
                          LoopOptions(epochs=o.epochs if epochs is None else epochs,
                                      eval_every=o.eval_every, patience=o.patience,
                                      checkpoint=o.checkpoint, restore_best=o.restore_best,
-                                     monitor=o.monitor, minimize=o.monitor.endswith("_loss"),
+                                     monitor=monitor, minimize=lower_is_better(monitor),
                                      meta=dict(meta)),
                          generator=generator, scaler=scaler)
 

@@ -33,7 +33,8 @@ from graphflow.sampling.sampler import MinibatchSampler
 from graphflow.sparse import Adjacency
 from graphflow.train import finite
 from graphflow.train.step import Step
-from graphflow.train.task import SupervisedOptions, SupervisedTask, check_positive
+from graphflow.train.task import (SupervisedOptions, SupervisedTask, check_positive,
+                                  split_figures)
 
 
 FULL_BATCH: dict[str, Any] = {"epochs": 300, "lr": 0.01, "restore_best": False,
@@ -56,6 +57,10 @@ TYPED_REFUSALS = refuses(
     alternative='export what = "links" (every held-out pair, scored) or the pt model',
     when={"typed"})
 """What a stage with a typed ``[model]`` refuses when the pipeline is read."""
+
+
+LINK_MONITORS = ("val_auc", "val_ap", "val_mrr")
+"""The validation figures link prediction reports (val_mrr when it monitors it)."""
 
 
 @dataclass
@@ -181,6 +186,7 @@ class LinkPrediction(SupervisedTask):
         runner = self._runner(ctx, data, model, step, x, generator)
         meta = self.meta(ctx, in_dim=int(x.shape[1]), embedding_dim=o.embedding_dim,
                          decoder=o.decoder)
+        self.resolve_monitor(ctx.section, LINK_MONITORS)  # val_mrr: ranked each evaluation
         loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
                                scaler=step.scaler, epochs=epochs)
         rank_seed = ctx.seed + 1  # the same ranked destinations at every evaluation
@@ -189,7 +195,7 @@ class LinkPrediction(SupervisedTask):
             h = runner.embeddings()
             figures = self._figures(model, h, split, "val", ranking=o.monitor == "val_mrr",
                                     seed=rank_seed, device=ctx.device)[0]
-            return figures, figures.get(o.monitor)
+            return figures, self.monitored(figures)
 
         best = loop.run(runner.train_epoch, evaluate)
         ctx.world.check_replicas(ctx.section, model)
@@ -267,12 +273,12 @@ class LinkPrediction(SupervisedTask):
         model.eval()
         binary, pos, neg = binary_figures(model.decoder, h, pairs, chunk=o.eval_batch_size,
                                           device=device)
-        figures = {f"{name}_{k}": v for k, v in binary.items()}
+        figures = split_figures(name, binary)
         if ranking and pairs.num_pos:
             ranked = ranking_figures(model.decoder, h, pairs.pos, negatives=o.eval_negatives,
                                      hits=o.hits_at, chunk=o.eval_batch_size, device=device,
                                      generator=torch.Generator().manual_seed(seed))
-            figures.update({f"{name}_{k}": v for k, v in ranked.items()})
+            figures.update(split_figures(name, ranked))
         return figures, pos, neg
 
     def _finish(self, ctx: RunContext, data: GraphData, model: LinkModel, h: torch.Tensor,
@@ -348,6 +354,7 @@ class LinkPrediction(SupervisedTask):
         meta = self.meta(ctx, in_dim={t: int(v.shape[1]) for t, v in feats.items()},
                          embedding_dim=o.embedding_dim, decoder=o.decoder,
                          relations=[":".join(r) for r in split.relations])
+        self.resolve_monitor(ctx.section, LINK_MONITORS)  # val_mrr: ranked each evaluation
         loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
                                scaler=step.scaler, epochs=epochs)
         rank_seed = ctx.seed + 1  # the same ranked destinations at every evaluation
@@ -359,7 +366,7 @@ class LinkPrediction(SupervisedTask):
 
         def evaluate() -> tuple[dict[str, float], float | None]:
             figures = figures_of("val", o.monitor == "val_mrr")[0]
-            return figures, figures.get(o.monitor)
+            return figures, self.monitored(figures)
 
         best = loop.run(runner.train_epoch, evaluate)
         ctx.artifacts.model_info = {**meta, "section": ctx.section}

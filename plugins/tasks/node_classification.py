@@ -25,7 +25,7 @@ from graphflow.train.node import FullBatch, MiniBatches
 from graphflow.train.objective import Objective
 from graphflow.train.step import Step
 from graphflow.train.restore import restore_model
-from graphflow.train.task import SupervisedOptions, SupervisedTask
+from graphflow.train.task import SupervisedOptions, SupervisedTask, evaluation
 from graphflow.train import typed_node
 
 
@@ -124,6 +124,10 @@ class NodeClassification(SupervisedTask):
         runner = self._make_runner(ctx, wrap(model, ctx.world, ctx.device), step, objective,
                                    x, targets, generator)
         meta = self._meta(ctx, x, targets)
+        # the monitor among the validation figures (val_acc: micro-F1 for multi-label)
+        self.resolve_monitor(section, ["val_loss", *(f"val_{k}" for k in objective.figures)],
+                             aliases={"val_acc": "val_f1_micro"}
+                             if objective.kind == "multilabel" else None)
         loop = self.epoch_loop(ctx, model, optimizer, meta, generator=generator,
                                scaler=step.scaler, epochs=epochs)
         val_ids = targets.splits.get("val")
@@ -136,12 +140,8 @@ class NodeClassification(SupervisedTask):
             # rank takes the same best-model and early-stopping decisions.
             out, y = ctx.world.gather(logits[val_ids.to(logits.device)],
                                       targets.labels[val_ids].to(logits.device))  # (n_val, C)
-            report = objective.report(out, y)
-            figures = {"val_loss": objective.loss(out, y).item(),
-                       "val_acc": report["acc"], "val_f1_macro": report["f1_macro"]}
-            if o.monitor in ("val_loss", "val_f1_macro"):
-                return figures, figures[o.monitor]
-            return figures, report[objective.score_name]
+            figures = evaluation("val", objective, out, y)
+            return figures, self.monitored(figures)
 
         if val_ids is None and (o.patience or o.restore_best):
             ctx.info(f"[{section}] no val_mask: keeping the last epoch's model"
@@ -288,8 +288,8 @@ class NodeClassification(SupervisedTask):
         finite.check_output(logits, "logits", fix="lower lr")  # before any artifact
         figures: dict[str, float] = {}
         for split, ids in targets.splits.items():
-            report = objective.report(logits[ids], targets.labels[ids])
-            figures.update({f"{split}_{name}": value for name, value in report.items()})
+            figures.update(evaluation(split, objective, logits[ids], targets.labels[ids],
+                                      loss=False))
         ctx.artifacts.logits = logits  # (N, C)
         ctx.artifacts.predictions = objective.predict(logits)  # (N,) or (N, C)
         ctx.artifacts.model = model.cpu().eval()

@@ -15,8 +15,10 @@ from graphflow.components import Model
 from graphflow.context import RunContext, Stage
 from graphflow.errors import ConfigError
 from graphflow.options import describe_options, option, parse_options
+from graphflow.train.objective import Objective
 from graphflow.train.task import (MINIBATCH_INFERENCE_BATCH, SupervisedOptions, SupervisedTask,
-                                  check_at_least, options_record)
+                                  check_at_least, evaluation, lower_is_better, options_record,
+                                  split_figures)
 
 
 def parse(schema, **values):
@@ -179,3 +181,30 @@ def test_options_record_is_plain_data():
 
     assert options_record(O(hidden=[1])) == {"path": "/x", "hidden": [1]}
     assert options_record(None) == {}
+
+
+def test_one_monitor_rule_and_one_naming_of_split_figures():
+    # the direction: losses and errors are minimised, every other figure maximised
+    assert [lower_is_better(f) for f in ("val_loss", "val_mae", "val_rmse", "val_mr",
+                                         "val_mr/cites", "val_acc", "val_f1_macro",
+                                         "val_roc_auc", "val_mrr", "val_hits@10")] == \
+        [True] * 5 + [False] * 5
+    # the naming: <split>_loss first, then the objective's report
+    objective = Objective("classes", 2)
+    scores, y = torch.tensor([[2.0, 0.0], [0.0, 1.0], [1.0, 0.0]]), torch.tensor([0, 1, 1])
+    figures = evaluation("val", objective, scores, y)
+    assert list(figures) == ["val_loss", "val_acc", "val_f1_macro", "val_roc_auc"]
+    assert figures["val_acc"] == pytest.approx(2 / 3)
+    assert list(evaluation("test", objective, scores, y, loss=False)) == \
+        ["test_acc", "test_f1_macro", "test_roc_auc"]
+    assert split_figures("val", {"auc": 0.5}, loss=1.0) == {"val_loss": 1.0, "val_auc": 0.5}
+    # the monitor: one of the reported figures ("auto": the targets' default), or refused
+    task = DemoRegression(DemoOptions(monitor="val_r2"))
+    assert task.resolve_monitor("train", ["val_loss", "val_r2"]) == "val_r2"
+    assert task.monitored({"val_loss": 0.3, "val_r2": 0.9}) == 0.9
+    with pytest.raises(ConfigError, match=r'^\[train\] monitor = "val_r2" is not a figure of '
+                                          r"these targets; choose one of val_loss, val_mae$"):
+        task.resolve_monitor("train", ["val_loss", "val_mae"])
+    aliased = DemoRegression(DemoOptions(monitor="val_loss"))
+    assert aliased.resolve_monitor("train", ["val_mse"], aliases={"val_loss": "val_mse"}) \
+        == "val_mse" and aliased.monitor_name == "val_mse"

@@ -74,15 +74,18 @@ import hashlib
 import json
 import os
 import platform
+import random
 import re
 import sys
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 from graphflow.errors import ConfigError, did_you_mean
@@ -309,7 +312,8 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
         print(f"graphflow: measuring this machine's {what} (once; cached in {path})",
               file=sys.stderr, flush=True)
         t = time.perf_counter()
-        entry = measure()
+        with _own_rng():
+            entry = measure()
         entry["seconds"] = round(time.perf_counter() - t, 3)
         entry["measured_at"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
         entry["load_average"] = _load()
@@ -323,6 +327,22 @@ def _get(part: str, measure: Callable[[], dict[str, Any]], how: str | None) -> d
         _memo[memo_key] = {**entry, "path": str(path) if written else None}
         return _held(part, {**entry, "source": "calibrated",
                             "path": str(path) if written else None})
+
+
+@contextmanager
+def _own_rng() -> Iterator[None]:
+    """Leave the process's random state as it was: the benchmarks seed and draw from torch's
+    global generator (``torch.manual_seed``, module initialisation), and a measurement runs
+    after the run is seeded, only in the runs that measure (cache miss, a busy entry redone,
+    each data-parallel rank on its own), so without this the model's initial weights and
+    dropout masks would depend on whether this run measured."""
+    py, np_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        try:
+            yield
+        finally:
+            random.setstate(py)
+            np.random.set_state(np_state)
 
 
 def _held(part: str, entry: dict[str, Any]) -> dict[str, Any]:

@@ -113,6 +113,30 @@ def test_force_measures_again_and_off_measures_nothing(cache, monkeypatch):
     assert off["source"] == "off" and set(off["buckets"]) == set(gemm.BUCKETS)
 
 
+def test_measuring_leaves_the_seeded_random_state_alone(cache):
+    # The benchmarks reseed and draw from torch's global generator; a run that measures
+    # (cache miss, busy entry redone, each --nproc rank on its own) must build the same
+    # initial weights and draw the same dropout masks as one that reads the cache.
+    import random
+
+    import numpy as np
+
+    def draws() -> tuple:
+        return torch.rand(4).tolist(), random.random(), float(np.random.rand())
+
+    def seed() -> None:
+        torch.manual_seed(7), random.seed(7), np.random.seed(7)
+
+    seed()
+    expected = draws()
+    seed()
+    assert calibrate.core_choices(1)["source"] == "calibrated"  # measured here
+    assert draws() == expected
+    seed()
+    assert calibrate.core_choices(1)["source"] == "cache"
+    assert draws() == expected
+
+
 def test_a_corrupt_cache_warns_once_and_is_rewritten(cache, capsys):
     path = calibrate.cache_path()
     path.parent.mkdir(parents=True)

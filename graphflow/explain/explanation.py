@@ -1,0 +1,49 @@
+"""The result of every explanation method: importances of edges and features per target."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+
+@dataclass
+class Explanation:
+    """Importances for ``T`` explained targets (nodes), over their computation subgraphs.
+
+    Edges are listed per target (an edge in the subgraphs of two targets appears twice, once
+    with each target's importance):
+
+    :ivar targets: int64 (T,) the explained nodes (internal ids).
+    :ivar target_class: int64 (T,) the class explained (the model's prediction by default).
+    :ivar edge_target: int64 (M,) position in ``targets`` of each listed edge.
+    :ivar edge_ids: int64 (M,) the graph's edge id (DGL edge id) of each listed edge.
+    :ivar edge_mask: float32 (M,) importance of each listed edge (higher: more important).
+    :ivar feature_mask: float32 (T, F) importance of each input feature for each target, or
+        None when the method gives none.
+    :ivar method: the method's name.
+    :ivar extra: method-specific figures (e.g. integrated gradients' convergence delta).
+    """
+
+    targets: torch.Tensor
+    target_class: torch.Tensor
+    edge_target: torch.Tensor
+    edge_ids: torch.Tensor
+    edge_mask: torch.Tensor
+    feature_mask: torch.Tensor | None
+    method: str
+    extra: dict[str, torch.Tensor] = field(default_factory=dict)
+
+    def top_k(self, k: int) -> torch.Tensor:
+        """bool (M,): each target's ``k`` most important edges (ties by edge order)."""
+        m = self.edge_mask.numel()
+        if m == 0:
+            return torch.zeros(0, dtype=torch.bool)
+        # sort by (target, -importance), then rank within each target
+        order = torch.argsort(-self.edge_mask, stable=True)
+        order = order[torch.argsort(self.edge_target[order], stable=True)]
+        counts = torch.bincount(self.edge_target, minlength=self.targets.numel())
+        starts = torch.cumsum(counts, 0) - counts
+        rank = torch.empty(m, dtype=torch.int64)
+        rank[order] = torch.arange(m) - starts[self.edge_target[order]]
+        return rank < k

@@ -1,0 +1,161 @@
+"""The L-hop computation subgraphs of many targets, as one disjoint union.
+
+Copy ``b`` of the union holds target ``b``'s L-hop in-neighbourhood: every in-edge of every
+node within ``L - 1`` hops of it (all a depth-``L`` message-passing model reads to compute
+the target's output). Each copy has its own edges, so a per-edge mask over the union is one
+independent mask per target, optimised or differentiated together in one forward pass: the
+model sees the edge weights as :class:`~graphflow.sparse.Adjacency` values, never a dense
+matrix.
+
+The union's adjacency carries the *full graph's* degrees of its nodes (and a self-looped
+twin with the degrees of the self-looped full graph, where a layer stack adds self-loops),
+so that a degree-normalised layer computes on the union exactly what it computes on the
+whole graph: the target's output is bit-for-bit the full-graph output (up to summation
+order).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+
+from graphflow.nn.stack import add_self_loops
+from graphflow.sparse import Adjacency
+
+
+@dataclass
+class ComputationGraphs:
+    """The disjoint union of the targets' computation subgraphs.
+
+    :ivar targets: int64 (B,) target nodes (graph ids).
+    :ivar node: int64 (U,) graph node of each union node.
+    :ivar node_target: int64 (U,) copy (target position) of each union node.
+    :ivar target_node: int64 (B,) union id of each target.
+    :ivar edge_ids: int64 (Eu,) graph edge id of each union edge.
+    :ivar edge_target: int64 (Eu,) copy of each union edge.
+    :ivar edge_value: float (Eu,) the graph's own edge value, or None.
+    """
+
+    targets: torch.Tensor
+    node: torch.Tensor
+    node_target: torch.Tensor
+    target_node: torch.Tensor
+    edge_ids: torch.Tensor
+    edge_target: torch.Tensor
+    edge_value: torch.Tensor | None
+    _src: torch.Tensor
+    _dst: torch.Tensor
+    _in_deg: torch.Tensor
+    _out_deg: torch.Tensor
+    _loop_in_deg: torch.Tensor
+    _loop_out_deg: torch.Tensor
+    _loops: torch.Tensor  # union nodes that get a self-loop in the looped twin
+    _templates: tuple[Adjacency, Adjacency] | None = None
+    _loop_order: torch.Tensor | None = None
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.node.numel())
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edge_ids.numel())
+
+    def adjacency(self, weight: torch.Tensor | None = None) -> Adjacency:
+        """The union's adjacency with edge values ``weight`` (Eu,) in union edge order (times
+        the graph's own values), full-graph degrees, and its self-looped twin (loops of
+        value 1) ready for a stack that adds self-loops.
+
+        The CSR structure, degrees and degree scales are built on the first call and shared
+        by later ones: an optimisation loop pays only for permuting its weights."""
+        values = weight
+        if self.edge_value is not None:
+            values = self.edge_value if weight is None else weight * self.edge_value
+        if self._templates is None:
+            self._templates = self._build_templates()
+        plain, looped = self._templates
+        adj = _with_values(plain, None if values is None else values[plain.eids])
+        lvalues = None
+        if values is not None:
+            lvalues = torch.cat([values, values.new_ones(self._loops.numel())])[self._loop_order]
+        twin = _with_values(looped, lvalues)
+        twin._cache["self_loops"] = twin
+        adj._cache["self_loops"] = twin
+        return adj
+
+    def _build_templates(self) -> tuple[Adjacency, Adjacency]:
+        u, loops = self.num_nodes, self._loops
+        plain = Adjacency.from_edges(self._src, self._dst, u, u)
+        plain._cache["in_deg"], plain._cache["out_deg"] = self._in_deg, self._out_deg
+        looped = Adjacency.from_edges(torch.cat([self._src, loops]),
+                                      torch.cat([self._dst, loops]), u, u)
+        self._loop_order = looped.eids  # CSR entry -> position in (union edges, loops)
+        looped.eids = torch.cat([torch.arange(self.num_edges),
+                                 torch.full_like(loops, -1)])[looped.eids]
+        looped._cache["in_deg"] = self._loop_in_deg
+        looped._cache["out_deg"] = self._loop_out_deg
+        for a in (plain, looped):  # warm the structure every layer reads
+            a.row_index
+            a.transposed()
+            a.norm("sym")
+            a.norm("row")
+        return plain, looped
+
+
+_VALUE_KEYS = ("norm", "t_values", "self_loops", "ones")
+
+
+def _with_values(template: Adjacency, values: torch.Tensor | None) -> Adjacency:
+    """A new adjacency with ``template``'s structure and structural cache, and ``values``
+    (CSR order)."""
+    out = Adjacency(template.indptr, template.indices, template.eids, template.num_src,
+                    template.num_dst, values)
+    for key, value in template._cache.items():
+        head = key[0] if isinstance(key, tuple) else key
+        if head not in _VALUE_KEYS:
+            out._cache[key] = value
+    return out
+
+
+def computation_graphs(adj: Adjacency, targets: torch.Tensor, hops: int) -> ComputationGraphs:
+    """The union of the ``hops``-hop computation subgraphs of ``targets`` in the full graph
+    ``adj`` (square, rows = destinations), vectorised over targets: one pass per hop."""
+    n = adj.num_dst
+    targets = targets.to(torch.int64)
+    b_all = torch.arange(targets.numel())
+    rows = adj.row_index  # (nnz,) destination of each CSR entry
+    seen = b_all * n + targets  # (B,) keys b * N + node
+    f_b, f_node = b_all, targets
+    pos_parts, b_parts = [], []
+    for _ in range(hops):  # one pass per layer, over all targets at once
+        start, stop = adj.indptr[f_node], adj.indptr[f_node + 1]
+        deg = stop - start  # (F,)
+        eb = torch.repeat_interleave(f_b, deg)  # (Ef,)
+        offset = torch.arange(int(deg.sum())) - torch.repeat_interleave(
+            torch.cumsum(deg, 0) - deg, deg)
+        pos = torch.repeat_interleave(start, deg) + offset  # (Ef,) CSR positions
+        pos_parts.append(pos)
+        b_parts.append(eb)
+        key = torch.unique(eb * n + adj.indices[pos])
+        new = key[~torch.isin(key, seen)]
+        seen = torch.cat([seen, new])
+        f_b, f_node = new // n, new % n
+    keys = torch.sort(seen).values  # (U,) union nodes, grouped by target
+    pos = torch.cat(pos_parts) if pos_parts else torch.zeros(0, dtype=torch.int64)
+    eb = torch.cat(b_parts) if b_parts else torch.zeros(0, dtype=torch.int64)
+    src = torch.searchsorted(keys, eb * n + adj.indices[pos])
+    dst = torch.searchsorted(keys, eb * n + rows[pos])
+    node = keys % n
+    looped_full = add_self_loops(adj)
+    has_loop = torch.zeros(n, dtype=torch.bool)
+    has_loop[rows[rows == adj.indices]] = True
+    loops = (~has_loop[node]).nonzero().squeeze(1)
+    return ComputationGraphs(
+        targets=targets, node=node, node_target=keys // n,
+        target_node=torch.searchsorted(keys, b_all * n + targets),
+        edge_ids=adj.eids[pos], edge_target=eb,
+        edge_value=None if adj.values is None else adj.values[pos],
+        _src=src, _dst=dst, _in_deg=adj.in_degrees()[node], _out_deg=adj.out_degrees()[node],
+        _loop_in_deg=looped_full.in_degrees()[node],
+        _loop_out_deg=looped_full.out_degrees()[node], _loops=loops)

@@ -50,8 +50,10 @@ SAMPLED_MODEL: dict[str, Any] = {"hidden": 64, "dropout": 0.0}
 
 
 TYPED_REFUSALS = refuses(
-    "nproc", "sampled", reason="link prediction on a typed graph trains full batch in one process",
-    alternative="drop --nproc and the [sample] section", when={"typed"}) + refuses(
+    "nproc", reason="link prediction on a typed graph trains full batch in one process",
+    alternative="drop --nproc", when={"typed"}) + refuses(
+    "sampled", reason="link prediction on a typed graph trains full batch",
+    alternative="remove the [sample] section", when={"typed"}) + refuses(
     "bundle", "predict", "serve", "onnx", "torchscript", "embeddings",
     reason="a typed link model has no bundle, portable form or embeddings export yet",
     alternative='export what = "links" (every held-out pair, scored) or the pt model',

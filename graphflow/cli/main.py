@@ -19,8 +19,8 @@ from graphflow.runtime.signals import Terminated
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from graphflow.cli import (distributed, doctor, experiments, info, predict, run, scaffold,
-                               serve)
+    from graphflow.cli import (distributed, doctor, experiments, explain, info, predict, run,
+                               scaffold, serve)
 
     common = argparse.ArgumentParser(add_help=False)
     # SUPPRESS (the action is shared by every command's parser): a command's parser sets
@@ -39,6 +39,7 @@ def build_parser() -> argparse.ArgumentParser:
     distributed.add_commands(sub, common)
     experiments.add_commands(sub, common)
     predict.add_commands(sub, common)
+    explain.add_commands(sub, common)
     serve.add_commands(sub, common)
     return parser
 

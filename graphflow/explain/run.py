@@ -1,0 +1,125 @@
+"""Explain a bundle's predictions on a loaded graph, and write the results with original ids.
+
+What ``graphflow explain`` runs after the data pipeline (:mod:`graphflow.cli.explain`):
+the methods (:data:`METHODS`), the model kinds each can explain, and the files:
+
+* ``edges.{parquet,csv}``: ``target, src, dst, edge, importance, top_k`` per edge of each
+  target's computation subgraph (original node ids; ``edge`` the graph's edge index);
+* ``features.{parquet,csv}``: ``target, feature, importance`` (feature column index);
+* ``explain.json``: the method, the targets, fidelity+ / fidelity- and the
+  characterization score of the top-k subgraphs (:mod:`graphflow.explain.metrics`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import torch
+
+from graphflow.errors import ConfigError
+from graphflow.explain.explanation import Explanation
+from graphflow.explain.metrics import characterization_score, fidelity
+from graphflow.graph import GraphData
+from graphflow.io.atomic import atomic_path, write_json
+
+METHODS: dict[str, tuple[str, ...]] = {"gnnexplainer": ("node",), "saliency": ("node",),
+                                       "ig": ("node",)}
+"""Each method and the bundle kinds (node, link, graph models) it explains."""
+
+
+def check_method(method: str, kind: str) -> None:
+    """One line when ``method`` cannot explain a ``kind`` model, naming those that can."""
+    if method not in METHODS:
+        raise ConfigError(f'--method {method}: unknown; choose one of {", ".join(METHODS)}')
+    if kind not in METHODS[method]:
+        able = [m for m, kinds in METHODS.items() if kind in kinds]
+        raise ConfigError(f"--method {method} cannot explain a {kind} model; "
+                          + (f"methods that can: {', '.join(able)}" if able else
+                             f"no method explains {kind} models yet; node models: "
+                             f"{', '.join(m for m, k in METHODS.items() if 'node' in k)}"))
+
+
+def model_depth(module: Any, meta: dict[str, Any]) -> int:
+    """The number of message-passing layers (the computation subgraphs' hops)."""
+    for obj in (module, getattr(module, "stack", None), getattr(module, "gnn", None)):
+        n = getattr(obj, "num_layers", None)
+        if isinstance(n, int) and n > 0:
+            return n
+    layers = meta.get("model", {}).get("layers")
+    if isinstance(layers, int) and layers > 0:
+        return layers
+    raise ConfigError("cannot tell the model's depth (layers) from the bundle; explain needs "
+                      "it for the computation subgraphs")
+
+
+def explain_nodes(bundle: Any, data: GraphData, targets: torch.Tensor, *, method: str,
+                  epochs: int = 100, lr: float = 0.01, steps: int = 50,
+                  seed: int = 0) -> tuple[Explanation, Any, Any, int]:
+    """The explanation of a node bundle's predictions at ``targets`` (internal ids)."""
+    from graphflow.explain.gnnexplainer import gnn_explainer
+    from graphflow.explain.gradients import gradient_attributions
+    from graphflow.sparse.indexed_rows import materialize
+
+    adj, x = bundle.inputs(data)
+    x = materialize(x).float()
+    model = bundle.model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    hops = model_depth(model, bundle.meta)
+    if method == "gnnexplainer":
+        exp = gnn_explainer(model, adj, x, targets, hops=hops, epochs=epochs, lr=lr, seed=seed)
+    else:
+        exp = gradient_attributions(model, adj, x, targets, hops=hops, method=method,
+                                    n_steps=steps)
+    return exp, model, (adj, x), hops
+
+
+def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any, inputs: Any,
+                      hops: int, *, top_k: int, fmt: str) -> dict[str, Any]:
+    """Write ``edges``, ``features`` and ``explain.json`` into ``out``; return the summary."""
+    adj, x = inputs
+    src, dst = data.graph.find_edges(exp.edge_ids)
+    ids = data.ids.to_arrow()
+    top = exp.top_k(top_k)
+    edges = pa.table({
+        "target": ids.take(pa.array(exp.targets[exp.edge_target].numpy())),
+        "src": ids.take(pa.array(src.numpy())), "dst": ids.take(pa.array(dst.numpy())),
+        "edge": pa.array(exp.edge_ids.numpy()), "importance": pa.array(exp.edge_mask.numpy()),
+        "top_k": pa.array(top.numpy())})
+    written = [_write_table(out / f"edges.{fmt}", edges, fmt)]
+    if exp.feature_mask is not None:
+        t, f = exp.feature_mask.shape
+        feats = pa.table({
+            "target": ids.take(pa.array(exp.targets.repeat_interleave(f).numpy())),
+            "feature": pa.array(torch.arange(f).repeat(t).numpy()),
+            "importance": pa.array(exp.feature_mask.reshape(-1).numpy())})
+        written.append(_write_table(out / f"features.{fmt}", feats, fmt))
+    pos, neg = fidelity(model, adj, x, _hard(exp), hops, edge_mask=top.float())
+    summary = {"method": exp.method, "targets": int(exp.targets.numel()), "top_k": top_k,
+               "fidelity_plus": pos, "fidelity_minus": neg,
+               "characterization": characterization_score(pos, neg),
+               "files": [str(p) for p in written]}
+    write_json(out / "explain.json", summary)
+    return summary
+
+
+def _hard(exp: Explanation) -> Explanation:
+    """``exp`` without its feature mask: fidelity of the top-k edges alone."""
+    return Explanation(targets=exp.targets, target_class=exp.target_class,
+                       edge_target=exp.edge_target, edge_ids=exp.edge_ids,
+                       edge_mask=exp.edge_mask, feature_mask=None, method=exp.method)
+
+
+def _write_table(path: Path, table: pa.Table, fmt: str) -> Path:
+    with atomic_path(path) as tmp:
+        if fmt == "parquet":
+            import pyarrow.parquet as pq
+
+            pq.write_table(table, tmp)
+        else:
+            import pyarrow.csv as pcsv
+
+            pcsv.write_csv(table, tmp)
+    return path

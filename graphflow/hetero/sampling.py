@@ -12,6 +12,12 @@ of that type followed by the newly reached ones (DGL's ``to_block`` convention),
 relation becomes one :class:`~graphflow.sparse.Adjacency` in a
 :class:`~graphflow.nn.typed.TypedAdjacency`. The next layer's frontier is this block's source
 nodes. The loop runs over layers and relations, never over nodes or edges.
+
+**Devices.** The CSCs, the relabelling tables and the sampled blocks live on the device the
+graph was prepared for (``TypedNeighborGraph(g, device)``; ``[pipeline] device = "cuda"``
+samples on the GPU, as the ``neighbor`` sampler does): seeds are moved there, and the random
+draws come from a generator on that device seeded from the loop's CPU generator, so a seeded
+run repeats on either device (the two devices draw different streams).
 """
 
 from __future__ import annotations
@@ -74,7 +80,8 @@ class TypedNeighborGraph:
     """What typed sampling reads: one stacked in-edge CSC per destination type (built once),
     node counts, and one relabelling table per node type."""
 
-    def __init__(self, g: dgl.DGLGraph):
+    def __init__(self, g: dgl.DGLGraph, device: torch.device | str = "cpu"):
+        self.device = torch.device(device)
         self.relations: list[Relation] = list(g.canonical_etypes)
         self.num_nodes = {t: g.num_nodes(t) for t in g.ntypes}
         # per destination type t: one CSC over the rows (relation j, node v) = j * n_t + v of
@@ -96,16 +103,19 @@ class TypedNeighborGraph:
                 self.row_offset[rel] = j * n_t
             indptr = torch.zeros(len(rels) * n_t + 1, dtype=torch.int64)
             torch.cumsum(torch.cat(counts), 0, out=indptr[1:])
-            self.csc[t] = CSCGraph(indptr, torch.cat(sources), torch.cat(eids))
+            self.csc[t] = CSCGraph(indptr, torch.cat(sources), torch.cat(eids)).to(self.device)
         # (n_t,) global -> local id of the block being built; every entry read is written first
-        self._table = {t: torch.empty(n, dtype=torch.int64) for t, n in self.num_nodes.items()}
-        self._flags = {t: torch.zeros(n, dtype=torch.bool) for t, n in self.num_nodes.items()}
+        self._table = {t: torch.empty(n, dtype=torch.int64, device=self.device)
+                       for t, n in self.num_nodes.items()}
+        self._flags = {t: torch.zeros(n, dtype=torch.bool, device=self.device)
+                       for t, n in self.num_nodes.items()}
 
     def sample_blocks(self, target: str, seeds: torch.Tensor,
                       fanouts: Sequence[Mapping[Relation, int]],
                       generator: torch.Generator | None = None) -> TypedMiniBatch:
         """The blocks of ``len(fanouts)`` layers (``fanouts[0]``: the input-side layer) around
-        ``seeds`` (int64 ids of ``target`` nodes)."""
+        ``seeds`` (int64 ids of ``target`` nodes; moved to the graph's device)."""
+        seeds = seeds.to(self.device)
         dst: dict[str, torch.Tensor] = {target: seeds}
         adjs: list[TypedAdjacency] = []
         layer_nodes: list[dict[str, torch.Tensor]] = []
@@ -121,7 +131,8 @@ class TypedNeighborGraph:
                 nbrs = reached.get(t)
                 if d is None and nbrs is None:
                     continue
-                d = d if d is not None else torch.zeros(0, dtype=torch.int64)
+                d = d if d is not None else torch.zeros(0, dtype=torch.int64,
+                                                        device=self.device)
                 src[t] = self._relabel(t, d, torch.cat(nbrs) if nbrs else d[:0])
             rels = {}
             for rel, (indptr, nbr, eids) in picked.items():
@@ -177,14 +188,25 @@ class TypedNeighborGraph:
             new = flat_nonzero(flags)  # (n_new,) sorted
             flags.index_fill_(0, new, False)
         nodes = torch.cat([dst, new])  # (n_src,)
-        table.index_copy_(0, nodes, torch.arange(nodes.shape[0]))
+        table.index_copy_(0, nodes, torch.arange(nodes.shape[0], device=nodes.device))
         return nodes
 
     def iterate(self, target: str, seeds: torch.Tensor, fanouts: Sequence[Mapping[Relation, int]],
                 batch_size: int, generator: torch.Generator,
                 shuffle: bool = True) -> Iterator[TypedMiniBatch]:
-        """Batches of ``batch_size`` seeds (shuffled with ``generator``) and their blocks."""
+        """Batches of ``batch_size`` seeds (shuffled with ``generator``, a CPU generator) and
+        their blocks, drawn on the graph's device."""
+        seeds = seeds.cpu()
         order = torch.randperm(seeds.shape[0], generator=generator) if shuffle \
             else torch.arange(seeds.shape[0])
+        draws = self.generator_for(generator)
         for batch in seeds[order].split(batch_size):
-            yield self.sample_blocks(target, batch, fanouts, generator)
+            yield self.sample_blocks(target, batch, fanouts, draws)
+
+    def generator_for(self, generator: torch.Generator) -> torch.Generator:
+        """``generator`` itself on the CPU; elsewhere a generator on the graph's device
+        seeded from it (one draw), so that the CPU generator's state still decides the run."""
+        if self.device.type == "cpu":
+            return generator
+        seed = int(torch.randint(0, 2**62, (1,), generator=generator))
+        return torch.Generator(device=self.device).manual_seed(seed)

@@ -171,9 +171,9 @@ class TypedMiniBatches(MiniBatches):
         on the device."""
         dev = self.step.device
         adjs = [a.to(dev) for a in mb.adjs]
-        x = {t: self.x[t].index_select(0, ids).to(dev)  # (n_t, F_t) or ids
+        x = {t: self.x[t].index_select(0, ids.to(self.x[t].device)).to(dev)  # (n_t, F_t) or ids
              for t, ids in mb.input_nodes.items()}
-        return adjs, x, self.labels[mb.seeds].to(dev)
+        return adjs, x, self.labels[mb.seeds.to(self.labels.device)].to(dev)
 
     def forward(self, adjs: Any, x: Any) -> torch.Tensor:
         """(B, C): the target type's rows of the model's per-type output."""

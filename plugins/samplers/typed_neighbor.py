@@ -39,7 +39,8 @@ class TypedNeighborSampler(Sampler):
     """Uniform neighbour sampling on a typed graph (DGL ``NeighborSampler`` on a heterograph):
     seeds of the target node type, up to ``fanout`` in-edges per node and relation, one typed
     block per layer (destination nodes first among each type's sources, as DGL's ``to_block``).
-    Vectorised per relation over graphflow's sampler kernels."""
+    Vectorised per relation over graphflow's sampler kernels, on the run's device (the GPU with
+    ``device = "cuda"``)."""
 
     name = "typed_neighbor"
     summary = "Neighbour sampling on typed graphs (fanouts per layer or per relation)"
@@ -61,7 +62,7 @@ class TypedNeighborSampler(Sampler):
         if len(g.ntypes) == 1 and len(g.canonical_etypes) == 1:
             raise DataError('[sample] "typed_neighbor" needs a typed graph; for a graph with '
                             'one node type use type = "neighbor"')
-        graph = TypedNeighborGraph(g)
+        graph = TypedNeighborGraph(g, device)  # the CSCs and blocks on the run's device
         self.fanouts = relation_fanouts(self.options.fanouts, graph.relations,
                                         self.options.default_fanout)
         return graph

@@ -137,3 +137,40 @@ def test_sampled_fanout_for_unknown_relation(run_toml, host):
 def test_fanouts_must_match_the_layers(run_toml, host):
     with pytest.raises(ConfigError, match="has 3 entries but .* has 2 message-passing layers"):
         run_toml(SAMPLED.format(fanouts='5, 5, 5', model="rgcn"), host=host)
+
+
+def test_a_cpu_graph_draws_from_the_loops_own_generator():
+    """On the CPU the loop's generator draws the blocks itself (runs repeat as before)."""
+    graph = TypedNeighborGraph(make_typed_graph(num_papers=40).graph, "cpu")
+    gen = torch.Generator().manual_seed(3)
+    assert graph.generator_for(gen) is gen
+    fanouts = relation_fanouts([2, 2], graph.relations)
+    runs = [[mb.input_nodes for mb in graph.iterate("paper", torch.arange(40), fanouts, 8,
+                                                    torch.Generator().manual_seed(1))]
+            for _ in range(2)]
+    assert all(a.keys() == b.keys() and all(torch.equal(a[t], b[t]) for t in a)
+               for a, b in zip(*runs))
+
+
+@pytest.mark.cuda
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
+def test_typed_sampling_runs_on_the_gpu(run_toml, host):
+    """device = "cuda": the CSCs and blocks live on the GPU, every sampled edge is an edge of
+    the graph, a seeded draw repeats, and sampled training trains there."""
+    data = make_typed_graph(num_papers=40)
+    g = data.graph
+    graph = TypedNeighborGraph(g, "cuda")
+    assert all(c.indptr.is_cuda for c in graph.csc.values())
+    fanouts = relation_fanouts([3, 3], graph.relations)
+    draws = [graph.sample_blocks("paper", torch.tensor([5, 1, 7]), fanouts,
+                                 torch.Generator("cuda").manual_seed(0)) for _ in range(2)]
+    first = draws[0].adjs[0]
+    for rel, adj in first.rels.items():
+        assert adj.indices.is_cuda
+        s = draws[0].input_nodes[rel[0]][adj.indices].cpu()
+        d = draws[0].input_nodes[rel[2]][: first.num_dst[rel[2]]][adj.row_index].cpu()
+        assert bool(g.has_edges_between(s, d, etype=rel).all())
+        assert torch.equal(adj.indices, draws[1].adjs[0].rels[rel].indices)
+    result = run_toml(SAMPLED.format(fanouts='5, {cites = 3, rev-in = 1}', model="rgcn")
+                      .replace("cores = 1", 'cores = 1\ndevice = "cuda"'), host=host)
+    assert result.ctx.metrics["train_acc"] > 0.9

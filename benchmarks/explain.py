@@ -1,0 +1,183 @@
+"""Explanations with ground truth: graphflow's GNNExplainer vs PyG's on the same weights.
+
+BA-Shapes (Ying et al. 2019; ``graphflow.io.motifs``: a Barabási–Albert base of 300 nodes,
+``--motifs`` houses, ``--noise`` random edges) and the paper's 3-layer GCN (20 units a
+layer, ReLU, a linear head; PyG's ``gnn_explainer_ba_shapes`` example: Adam ``lr``, weight
+decay 5e-3, ``--train-epochs`` full-batch epochs on 80% of the nodes). The trained weights
+are copied into the same network built from ``torch_geometric.nn.GCNConv``, and every motif
+node is explained by both sides with the same settings (100 epochs, Adam lr 0.01, PyG's
+default coefficients, a feature mask shared by the nodes: PyG ``common_attributes``):
+graphflow batched over the union of the nodes' computation subgraphs
+(:mod:`graphflow.explain.gnnexplainer`), PyG one ``Explainer`` call per node. The sides
+alternate (``benchmarks/records.py``), so background load hits both alike.
+
+Figures: the explanation ROC-AUC against the motif edges (each explained node's
+computation-subgraph edges pooled, as PyG's example computes it), seconds per explained
+node (median, min, max of the repetitions) and their ratio (PyG / graphflow), the GCN's
+accuracy.
+
+    pip install torch_geometric -c constraints.txt
+    flock /tmp/graphflow-bench.lock python benchmarks/explain.py [--reps 1] [--record]
+
+``--tiny`` makes a graph of 8 motifs and trains 20 epochs (what the test runs). The last
+output line is one JSON object with the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import torch
+from torch import nn
+
+ROOT = Path(__file__).resolve().parent.parent
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.records import alternate, load, ratio_spread, spread, write  # noqa: E402
+from graphflow.explain.gnnexplainer import gnn_explainer  # noqa: E402
+from graphflow.explain.metrics import roc_auc  # noqa: E402
+from graphflow.io.motifs import ba_shapes  # noqa: E402
+from graphflow.nn.gcn import GCNConv  # noqa: E402
+from graphflow.nn.stack import add_self_loops  # noqa: E402
+from graphflow.sparse import Adjacency  # noqa: E402
+
+
+class PaperGCN(nn.Module):
+    """Three GCN layers of ``hidden`` units with ReLU, then a linear head: ``(adj, x)``."""
+
+    def __init__(self, in_dim: int, classes: int, hidden: int = 20):
+        super().__init__()
+        self.convs = nn.ModuleList([GCNConv(in_dim, hidden), GCNConv(hidden, hidden),
+                                    GCNConv(hidden, hidden)])
+        self.lin = nn.Linear(hidden, classes)
+
+    def forward(self, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+        a = add_self_loops(adj)
+        for conv in self.convs:
+            x = torch.relu(conv(a, x))
+        return self.lin(x)
+
+
+def pyg_twin(model: PaperGCN):
+    """The same network in PyG, with ``model``'s weights."""
+    from torch_geometric.nn import GCNConv as PygConv
+
+    class Twin(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.convs = nn.ModuleList([PygConv(c.in_dim, c.out_dim) for c in model.convs])
+            self.lin = nn.Linear(model.lin.in_features, model.lin.out_features)
+
+        def forward(self, x, edge_index):
+            for conv in self.convs:
+                x = torch.relu(conv(x, edge_index))
+            return self.lin(x)
+
+    twin = Twin()
+    with torch.no_grad():
+        for ours, theirs in zip(model.convs, twin.convs):
+            theirs.lin.weight.copy_(ours.weight.T)
+            theirs.bias.copy_(ours.bias)
+        twin.lin.load_state_dict(model.lin.state_dict())
+    return twin.eval()
+
+
+def train(g, a: argparse.Namespace) -> tuple[PaperGCN, Adjacency, float]:
+    torch.manual_seed(a.seed)
+    adj = Adjacency.from_edges(g.src, g.dst, g.num_nodes, g.num_nodes)
+    model = PaperGCN(g.feat.shape[1], g.num_classes)
+    gen = torch.Generator().manual_seed(a.seed)
+    train_mask = torch.rand(g.num_nodes, generator=gen) < 0.8
+    opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=5e-3)
+    for _ in range(a.train_epochs):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(model(adj, g.feat)[train_mask], g.label[train_mask])
+        loss.backward()
+        opt.step()
+    model.eval()
+    for p in model.parameters():
+        p.requires_grad_(False)
+    with torch.no_grad():
+        pred = model(adj, g.feat).argmax(-1)
+    acc = float((pred[~train_mask] == g.label[~train_mask]).float().mean())
+    return model, adj, acc
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--motifs", type=int, default=80)
+    p.add_argument("--noise", type=float, default=0.1)
+    p.add_argument("--train-epochs", type=int, default=1000)
+    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--epochs", type=int, default=100, help="explainer epochs")
+    p.add_argument("--reps", type=int, default=1)
+    p.add_argument("--tiny", action="store_true")
+    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--record", action="store_true", help="save under benchmarks/results/")
+    a = p.parse_args(argv)
+    if a.tiny:
+        a.motifs, a.train_epochs, a.epochs = 8, 20, 5
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    from torch_geometric.explain import Explainer, GNNExplainer
+
+    before = load()
+    g = ba_shapes(motifs=a.motifs, noise=a.noise, seed=a.seed)
+    model, adj, acc = train(g, a)
+    twin = pyg_twin(model)
+    edge_index = torch.stack([g.src, g.dst])
+    with torch.no_grad():
+        assert torch.allclose(twin(g.feat, edge_index), model(adj, g.feat), atol=1e-4)
+    nodes = (g.label > 0).nonzero().squeeze(1)  # every motif node
+    explainer = Explainer(model=twin, algorithm=GNNExplainer(epochs=a.epochs, lr=0.01),
+                          explanation_type="model", node_mask_type="common_attributes",
+                          edge_mask_type="object",
+                          model_config=dict(mode="multiclass_classification",
+                                            task_level="node", return_type="raw"))
+    scores: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+    calls: list[str] = []
+
+    def ours(rep: int) -> None:
+        exp = gnn_explainer(model, adj, g.feat, nodes, hops=3, epochs=a.epochs, seed=rep)
+        scores["graphflow"] = (exp.edge_mask, g.motif_edge[exp.edge_ids])
+        calls.append("graphflow")
+
+    def pyg(rep: int) -> None:
+        torch.manual_seed(rep)
+        preds, truth = [], []
+        for node in nodes.tolist():  # PyG explains one node per call
+            e = explainer(g.feat, edge_index, index=node)
+            hard = e.edge_mask > 0
+            preds.append(e.edge_mask[hard])
+            truth.append(g.motif_edge[hard])
+        scores["pyg"] = (torch.cat(preds), torch.cat(truth))
+        calls.append("pyg")
+
+    def progress(name: str, rep: int, seconds: float) -> None:
+        print(f"rep {rep + 1} {name}: {seconds:.2f} s, ROC-AUC "
+              f"{roc_auc(*scores[name]):.4f}", file=sys.stderr, flush=True)
+
+    times = alternate({"graphflow": ours, "pyg": pyg}, a.reps, on_time=progress)
+    per_node = {n: [s / nodes.numel() for s in t] for n, t in times.items()}
+    result = {"data": f"ba_shapes(motifs={a.motifs}, noise={a.noise})",
+              "nodes": g.num_nodes, "explained": int(nodes.numel()),
+              "settings": {k: getattr(a, k) for k in ("train_epochs", "lr", "epochs", "reps",
+                                                      "seed")},
+              "gcn_test_acc": round(acc, 4), "calls": calls, "repetitions": times,
+              "roc_auc": {n: round(roc_auc(*s), 4) for n, s in scores.items()},
+              **{f"{n}_s_per_node": round(spread(t)["median"], 5) for n, t in per_node.items()},
+              "per_node_spread": {n: spread(t) for n, t in per_node.items()},
+              "ratio_spread": ratio_spread(times["pyg"], times["graphflow"])}
+    if a.record:
+        write("explain", result, load_before=before)
+    print(json.dumps(result))
+    return result
+
+
+if __name__ == "__main__":
+    main()

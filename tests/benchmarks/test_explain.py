@@ -1,0 +1,25 @@
+"""benchmarks/explain.py on a tiny BA-Shapes: both sides alternate, ROC-AUCs in [0, 1]
+(no speed asserted)."""
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_alternates_and_reports_roc_auc():
+    pytest.importorskip("torch_geometric")
+    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "explain.py"), "--tiny",
+                           "--reps", "2", "--threads", "1"],
+                          capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    result = json.loads(done.stdout.strip().splitlines()[-1])
+    assert result["calls"] == ["graphflow", "pyg", "pyg", "graphflow"]
+    assert result["explained"] == 8 * 5
+    for name in ("graphflow", "pyg"):
+        assert 0.0 <= result["roc_auc"][name] <= 1.0
+        assert len(result["repetitions"][name]) == 2 and result[f"{name}_s_per_node"] > 0

@@ -1,4 +1,4 @@
-"""Base classes of the seven component kinds a plugin can register.
+"""Base classes of the eight component kinds a plugin can register.
 
 Each component class declares
 
@@ -27,9 +27,10 @@ if TYPE_CHECKING:
     from graphflow.context import RunContext
     from graphflow.graph import GraphData
 
-Kind = Literal["loader", "transform", "sampler", "model", "task", "exporter", "tracker"]
+Kind = Literal["loader", "transform", "sampler", "model", "task", "exporter", "tracker",
+               "explainer"]
 KINDS: tuple[Kind, ...] = ("loader", "transform", "sampler", "model", "task", "exporter",
-                           "tracker")
+                           "tracker", "explainer")
 
 
 class Component:
@@ -255,6 +256,29 @@ class Tracker(Component):
         raise NotImplementedError
 
 
+class Explainer(Component):
+    """Explains a trained model's outputs: ``graphflow explain --method NAME`` (docs/explain.md).
+
+    :meth:`explain` takes the model (``model(adj, x) -> (N, C)`` logits, in eval mode, its
+    parameters frozen), its inputs on the graph (:class:`graphflow.explain.GraphInputs`: the
+    adjacency, the features, the model's depth) and the target nodes (int64 (T,)), and
+    returns a :class:`graphflow.explain.Explanation`: an importance per edge of each target's
+    computation subgraph and per input feature. Edge weights reach any model that follows
+    the model contract through :class:`~graphflow.sparse.Adjacency` values; build the
+    targets' subgraphs with :func:`graphflow.explain.subgraph.computation_graphs`.
+
+    ``explains`` names the bundle kinds (``node``, ``link``, ``graph``) the method handles;
+    ``graphflow explain`` refuses the others in one line that names the methods that can.
+    """
+
+    kind = "explainer"
+    explains: ClassVar[tuple[str, ...]] = ("node",)
+
+    def explain(self, model: Any, inputs: Any, targets: torch.Tensor) -> Any:
+        """The :class:`~graphflow.explain.Explanation` of ``model``'s outputs at ``targets``."""
+        raise NotImplementedError
+
+
 BASES: dict[Kind, type[Component]] = {
     "loader": Loader,
     "transform": Transform,
@@ -263,4 +287,5 @@ BASES: dict[Kind, type[Component]] = {
     "task": Task,
     "exporter": Exporter,
     "tracker": Tracker,
+    "explainer": Explainer,
 }

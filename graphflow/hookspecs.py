@@ -127,6 +127,23 @@ def graphflow_register_trackers(register: Register) -> None:
     """
 
 
+# --- explain --------------------------------------------------------------------------------
+
+
+@hookspec
+def graphflow_register_explainers(register: Register) -> None:
+    """Register explanation methods (``graphflow explain --method NAME``): GNNExplainer,
+    gradient attributions...
+
+    Each :class:`graphflow.components.Explainer` returns importances of the edges of each
+    target's computation subgraph and of the input features; ``explains`` names the model
+    kinds it handles (docs/explain.md).
+
+    :param register: call ``register(cls)`` with each :class:`graphflow.components.Explainer`
+        subclass this plugin provides.
+    """
+
+
 # --- lifecycle ------------------------------------------------------------------------------
 
 

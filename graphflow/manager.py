@@ -49,6 +49,7 @@ CATALOGUE_HOOKS: dict[Kind, str] = {
     "task": "graphflow_register_tasks",
     "exporter": "graphflow_register_exporters",
     "tracker": "graphflow_register_trackers",
+    "explainer": "graphflow_register_explainers",
 }
 
 

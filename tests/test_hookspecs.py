@@ -22,7 +22,7 @@ SPECS = sorted(name for name in dir(hookspecs) if name.startswith("graphflow_"))
 def test_there_are_hooks_for_every_kind_and_the_lifecycle():
     assert {f"graphflow_register_{k}" for k in
             ("loaders", "transforms", "samplers", "models", "tasks", "exporters",
-             "trackers")} <= set(SPECS)
+             "trackers", "explainers")} <= set(SPECS)
     assert {"graphflow_pipeline_start", "graphflow_pipeline_end", "graphflow_stage_start",
             "graphflow_stage_end", "graphflow_pipeline_error"} <= set(SPECS)
 
@@ -118,6 +118,10 @@ class AllHooks:
     @hookimpl
     def graphflow_register_trackers(self, register):
         self._saw("graphflow_register_trackers")
+
+    @hookimpl
+    def graphflow_register_explainers(self, register):
+        self._saw("graphflow_register_explainers")
 
     @hookimpl
     def graphflow_epoch_end(self, ctx, stage, epoch, metrics):

@@ -7,7 +7,7 @@ from graphflow.errors import PluginError, UnknownComponentError
 from graphflow.manager import AUTOLOAD_ENV, BLOCK_ENV, create_host
 
 FIRST_PARTY = {"loaders", "transforms", "samplers", "models", "tasks", "embeddings", "exporters",
-               "trackers"}
+               "trackers", "explainers"}
 
 THIRD_PARTY_SOURCE = '''
 from dataclasses import dataclass

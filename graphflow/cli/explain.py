@@ -14,7 +14,6 @@ from pathlib import Path
 
 from graphflow.cli.predict import predict_config
 
-METHOD_NAMES = ("gnnexplainer", "saliency", "ig")
 
 
 def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParser) -> None:
@@ -26,17 +25,21 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                    help="pipeline TOML whose [load] and [[transform]] sections give the graph")
     p.add_argument("--nodes", type=Path, required=True, metavar="FILE",
                    help="nodes to explain: Parquet / CSV (column id) / .txt of original ids")
-    p.add_argument("--method", choices=METHOD_NAMES, default="gnnexplainer",
-                   help="gnnexplainer (default), saliency or ig (integrated gradients)")
+    p.add_argument("--method", default="gnnexplainer",
+                   help="a registered explainer: gnnexplainer (default), saliency, ig "
+                        "(integrated gradients); graphflow plugins lists them")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="output folder (default: RUN_DIR/explain)")
     p.add_argument("--format", choices=("parquet", "csv"), default="parquet",
                    help="table format (default parquet)")
     p.add_argument("--top-k", type=int, default=6, metavar="K",
                    help="edges per target in the top-k subgraph (default 6)")
-    p.add_argument("--epochs", type=int, default=100, help="gnnexplainer: epochs (default 100)")
-    p.add_argument("--lr", type=float, default=0.01, help="gnnexplainer: Adam lr (default 0.01)")
-    p.add_argument("--steps", type=int, default=50, help="ig: integration steps (default 50)")
+    p.add_argument("--epochs", type=int, help="gnnexplainer: epochs (default 100)")
+    p.add_argument("--lr", type=float, help="gnnexplainer: Adam lr (default 0.01)")
+    p.add_argument("--steps", type=int, help="ig: integration steps (default 50)")
+    p.add_argument("--option", dest="method_options", action="append", default=[],
+                   metavar="KEY=VALUE", help="an option of the method (graphflow describe "
+                                             "explainer NAME lists them)")
     p.add_argument("--stage", metavar="SECTION", help='the bundle of this stage, e.g. "train.0"')
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE", help="override a value of the data pipeline")
@@ -53,14 +56,26 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from graphflow.errors import ConfigError
     from graphflow.explain.run import check_method, explain_nodes, write_explanation
     from graphflow.manager import create_host
+    from graphflow.options import parse_options
     from graphflow.runner import run_pipeline
     from graphflow.runtime.signals import handle_signals
 
-    if args.top_k < 1 or args.epochs < 1 or args.steps < 1:
-        raise ConfigError("--top-k, --epochs and --steps must be >= 1")
+    if args.top_k < 1:
+        raise ConfigError(f"--top-k {args.top_k}: must be >= 1")
     folder = find_bundle(args.run_dir, args.stage)
     kind = read_meta(folder)["kind"]
-    check_method(args.method, kind)
+    host = create_host()
+    cls = check_method(host.registry, args.method, kind)
+    values = {k: v for k, v in (("epochs", args.epochs), ("lr", args.lr),
+                                ("steps", args.steps)) if v is not None}
+    for assignment in args.method_options:
+        key, sep, value = assignment.partition("=")
+        if not sep:
+            raise ConfigError(f"--option {assignment}: write KEY=VALUE")
+        values[key.strip()] = _value(value.strip())
+    explainer = cls(parse_options(cls.Options, values, section="method",
+                                  component=args.method, source="graphflow explain",
+                                  base_dir=Path.cwd()))
     out = (args.out or args.run_dir / "explain").resolve()
     ns = argparse.Namespace(data=args.data, overrides=args.overrides, out=out / "data",
                             run_dir=args.run_dir, device="cpu", stage=args.stage,
@@ -68,17 +83,14 @@ def cmd_explain(args: argparse.Namespace) -> int:
                             what="predictions", format="parquet")
     table = predict_config(ns, kind)
     table["export"] = []
-    host = create_host()
     config = validate_config(table, host.registry, source=args.data)
     with handle_signals():
         result = run_pipeline(config, host, quiet=True)
     data = result.ctx.data
     bundle = load_bundle(args.run_dir, stage=args.stage, host=host)
     targets = lookup(data.ids, read_id_file(args.nodes), what=f"{args.nodes}: node id")
-    exp, model, inputs, hops = explain_nodes(bundle, data, targets, method=args.method,
-                                             epochs=args.epochs, lr=args.lr, steps=args.steps,
-                                             seed=config.settings.seed)
-    summary = write_explanation(out, exp, data, model, inputs, hops, top_k=args.top_k,
+    exp, model, inputs = explain_nodes(bundle, data, targets, explainer)
+    summary = write_explanation(out, exp, data, model, inputs, top_k=args.top_k,
                                 fmt=args.format)
     print(f"graphflow: explained {summary['targets']} nodes with {args.method} "
           f"({folder})")
@@ -89,3 +101,13 @@ def cmd_explain(args: argparse.Namespace) -> int:
     for path in summary["files"] + [str(out / "explain.json")]:
         print(f"    {path}")
     return 0
+
+
+def _value(text: str) -> object:
+    """A TOML value (``3``, ``0.1``, ``true``, ``"x"``), or the text itself."""
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text

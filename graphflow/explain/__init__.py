@@ -10,3 +10,7 @@
 
 docs/explain.md is the guide.
 """
+
+from graphflow.explain.explanation import Explanation, GraphInputs
+
+__all__ = ["Explanation", "GraphInputs"]

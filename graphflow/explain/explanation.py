@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -47,3 +48,18 @@ class Explanation:
         rank = torch.empty(m, dtype=torch.int64)
         rank[order] = torch.arange(m) - starts[self.edge_target[order]]
         return rank < k
+
+
+@dataclass
+class GraphInputs:
+    """What an explainer reads besides the model: the graph and features the model runs on.
+
+    :ivar adj: the full graph's :class:`~graphflow.sparse.Adjacency` (as the model was
+        trained on it: its own edge values, if any).
+    :ivar x: float32 (N, F) input features.
+    :ivar hops: the model's depth L (its computation subgraphs span L hops).
+    """
+
+    adj: Any
+    x: torch.Tensor
+    hops: int

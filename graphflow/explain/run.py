@@ -1,7 +1,8 @@
 """Explain a bundle's predictions on a loaded graph, and write the results with original ids.
 
 What ``graphflow explain`` runs after the data pipeline (:mod:`graphflow.cli.explain`):
-the methods (:data:`METHODS`), the model kinds each can explain, and the files:
+the method (a registered :class:`~graphflow.components.Explainer`) checked against the
+bundle's kind, the explanation, and the files:
 
 * ``edges.{parquet,csv}``: ``target, src, dst, edge, importance, top_k`` per edge of each
   target's computation subgraph (original node ids; ``edge`` the graph's edge index);
@@ -19,26 +20,25 @@ import pyarrow as pa
 import torch
 
 from graphflow.errors import ConfigError
-from graphflow.explain.explanation import Explanation
+from graphflow.explain.explanation import Explanation, GraphInputs
 from graphflow.explain.metrics import characterization_score, fidelity
 from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path, write_json
 
-METHODS: dict[str, tuple[str, ...]] = {"gnnexplainer": ("node",), "saliency": ("node",),
-                                       "ig": ("node",)}
-"""Each method and the bundle kinds (node, link, graph models) it explains."""
-
-
-def check_method(method: str, kind: str) -> None:
-    """One line when ``method`` cannot explain a ``kind`` model, naming those that can."""
-    if method not in METHODS:
-        raise ConfigError(f'--method {method}: unknown; choose one of {", ".join(METHODS)}')
-    if kind not in METHODS[method]:
-        able = [m for m, kinds in METHODS.items() if kind in kinds]
+def check_method(registry: Any, method: str, kind: str) -> Any:
+    """The explainer class registered as ``method``; one line when it cannot explain a
+    ``kind`` model (node, link, graph), naming those that can."""
+    cls = registry.get("explainer", method, where="--method").cls
+    if kind not in cls.explains:
+        able = [info.name for info in registry.by_kind("explainer")
+                if kind in info.cls.explains]
+        nodes = [info.name for info in registry.by_kind("explainer")
+                 if "node" in info.cls.explains]
         raise ConfigError(f"--method {method} cannot explain a {kind} model; "
                           + (f"methods that can: {', '.join(able)}" if able else
                              f"no method explains {kind} models yet; node models: "
-                             f"{', '.join(m for m, k in METHODS.items() if 'node' in k)}"))
+                             f"{', '.join(nodes)}"))
+    return cls
 
 
 def model_depth(module: Any, meta: dict[str, Any]) -> int:
@@ -54,32 +54,24 @@ def model_depth(module: Any, meta: dict[str, Any]) -> int:
                       "it for the computation subgraphs")
 
 
-def explain_nodes(bundle: Any, data: GraphData, targets: torch.Tensor, *, method: str,
-                  epochs: int = 100, lr: float = 0.01, steps: int = 50,
-                  seed: int = 0) -> tuple[Explanation, Any, Any, int]:
-    """The explanation of a node bundle's predictions at ``targets`` (internal ids)."""
-    from graphflow.explain.gnnexplainer import gnn_explainer
-    from graphflow.explain.gradients import gradient_attributions
+def explain_nodes(bundle: Any, data: GraphData, targets: torch.Tensor,
+                  explainer: Any) -> tuple[Explanation, Any, GraphInputs]:
+    """``explainer``'s explanation of a node bundle's predictions at ``targets`` (internal
+    ids), with the model and the inputs it ran on."""
     from graphflow.sparse.indexed_rows import materialize
 
     adj, x = bundle.inputs(data)
-    x = materialize(x).float()
     model = bundle.model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
-    hops = model_depth(model, bundle.meta)
-    if method == "gnnexplainer":
-        exp = gnn_explainer(model, adj, x, targets, hops=hops, epochs=epochs, lr=lr, seed=seed)
-    else:
-        exp = gradient_attributions(model, adj, x, targets, hops=hops, method=method,
-                                    n_steps=steps)
-    return exp, model, (adj, x), hops
+    inputs = GraphInputs(adj=adj, x=materialize(x).float(),
+                         hops=model_depth(model, bundle.meta))
+    return explainer.explain(model, inputs, targets), model, inputs
 
 
-def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any, inputs: Any,
-                      hops: int, *, top_k: int, fmt: str) -> dict[str, Any]:
+def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any,
+                      inputs: GraphInputs, *, top_k: int, fmt: str) -> dict[str, Any]:
     """Write ``edges``, ``features`` and ``explain.json`` into ``out``; return the summary."""
-    adj, x = inputs
     src, dst = data.graph.find_edges(exp.edge_ids)
     ids = data.ids.to_arrow()
     top = exp.top_k(top_k)
@@ -96,7 +88,8 @@ def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any, 
             "feature": pa.array(torch.arange(f).repeat(t).numpy()),
             "importance": pa.array(exp.feature_mask.reshape(-1).numpy())})
         written.append(_write_table(out / f"features.{fmt}", feats, fmt))
-    pos, neg = fidelity(model, adj, x, _hard(exp), hops, edge_mask=top.float())
+    pos, neg = fidelity(model, inputs.adj, inputs.x, _hard(exp), inputs.hops,
+                        edge_mask=top.float())
     summary = {"method": exp.method, "targets": int(exp.targets.numel()), "top_k": top_k,
                "fidelity_plus": pos, "fidelity_minus": neg,
                "characterization": characterization_score(pos, neg),

@@ -48,7 +48,7 @@ def motif_run(tmp_path_factory):
 def test_gnnexplainer_from_a_bundle(motif_run, cli, tmp_path):
     code, out, err = cli("explain", motif_run / "run", "--data", motif_run / "motifs.toml",
                          "--nodes", motif_run / "nodes.txt", "--epochs", "20",
-                         "--out", tmp_path / "ex", "--top-k", "3")
+                         "--out", tmp_path / "ex", "--top-k", "3", "--option", "batch=1")
     assert code == 0, err
     edges = pq.read_table(tmp_path / "ex" / "edges.parquet").to_pydict()
     assert set(edges["target"]) == {300, 305}
@@ -88,11 +88,20 @@ def test_a_data_pipeline_without_load_is_one_line(motif_run, cli, tmp_path):
     assert code == 1 and "missing [load]" in err and "Traceback" not in err
 
 
-def test_methods_refuse_models_they_cannot_explain():
-    from graphflow.errors import ConfigError
+def test_methods_refuse_models_they_cannot_explain(host):
+    from graphflow.errors import ConfigError, UnknownComponentError
     from graphflow.explain.run import check_method
 
-    check_method("ig", "node")
+    assert check_method(host.registry, "ig", "node").name == "ig"
     with pytest.raises(ConfigError, match="cannot explain a graph model; no method explains "
                                           "graph models yet; node models: gnnexplainer"):
-        check_method("gnnexplainer", "graph")
+        check_method(host.registry, "gnnexplainer", "graph")
+    with pytest.raises(UnknownComponentError, match='unknown explainer type "gnnexplainr"'):
+        check_method(host.registry, "gnnexplainr", "node")
+
+
+def test_method_options_are_checked(motif_run, cli, tmp_path):
+    code, out, err = cli("explain", motif_run / "run", "--data", motif_run / "motifs.toml",
+                         "--nodes", motif_run / "nodes.txt", "--method", "saliency",
+                         "--epochs", "5", "--out", tmp_path / "ex")
+    assert code == 1 and "unknown option for 'saliency'" in err and "Traceback" not in err

@@ -7,9 +7,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import dgl
 import pyarrow as pa
 
+from graphflow.compat.dgl import dgl
 from graphflow.components import Loader
 from graphflow.context import RunContext
 from graphflow.errors import DataError

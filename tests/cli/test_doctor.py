@@ -56,6 +56,8 @@ def test_doctor_calibrate_measures_and_caches(cli, tmp_path, monkeypatch):
     from graphflow.runtime import calibrate
 
     monkeypatch.setenv(calibrate.ENV_DIR, str(tmp_path))
+    # a quiet machine: the suite's own load would make the measurement "busy" (held back)
+    monkeypatch.setattr(calibrate.os, "getloadavg", lambda: (0.0,) * 3)
     calibrate.forget()
     before = torch.get_num_threads()
     torch.set_num_threads(1)  # a budget of one core: the shortest measurement

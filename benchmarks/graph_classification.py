@@ -99,7 +99,7 @@ from graphflow.graphs.model import DropoutOn, GraphModel  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
-from graphflow_plugins.models.gine import GINEModel  # noqa: E402
+from graphflow_plugins.models.gine import GINEModel, GINEOptions  # noqa: E402
 
 from benchmarks import machine  # noqa: E402
 from benchmarks.records import alternate, orders, ratio_spread, spread, write  # noqa: E402
@@ -196,8 +196,8 @@ def split_graphs(g: dgl.DGLGraph, ptr: torch.Tensor) -> list[dgl.DGLGraph]:
 # --------------------------------------------------------------------------- models
 def graphflow_model(in_dim: int, classes: int, probe, edges: bool = False) -> GraphModel:
     """graphflow's ``gin`` (or, with ``edges``, ``gine``) plugin's stack in a GraphModel."""
-    kind = GINEModel if edges else GINModel
-    encoder = kind(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0)) \
+    kind, options = (GINEModel, GINEOptions) if edges else (GINModel, GINOptions)
+    encoder = kind(options(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0)) \
         .build(in_dim, HIDDEN)
     return GraphModel.probe(encoder, probe, "all", classes, pooling="sum", dropout=0.5)
 

@@ -66,7 +66,7 @@ from graphflow.sampling.edges import EdgeBatches  # noqa: E402
 from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.train.step import autocast as step_autocast  # noqa: E402
-from graphflow.train.step import resolve_precision  # noqa: E402
+from graphflow.train.task import resolve_run_precision  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
@@ -188,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
                    default="same", help="DGL's training arithmetic: the same autocast as "
                                         "graphflow's (default) or fp32")
     a = p.parse_args(argv)
-    PRECISION["graphflow"] = resolve_precision(a.precision, "cpu")[0]
+    PRECISION["graphflow"] = resolve_run_precision(a.precision, "cpu")[0]
     PRECISION["dgl"] = PRECISION["graphflow"] if a.peer_precision == "same" \
         else a.peer_precision
     if PRECISION["graphflow"] != PRECISION["dgl"]:
@@ -310,7 +310,7 @@ def whole_epochs(a: argparse.Namespace, data: GraphData, reverse: torch.Tensor,
            "graphflow_epoch_s": seconds["graphflow"], "dgl_epoch_s": seconds["dgl"],
            "graphflow_epoch_spread": spread(seconds["graphflow"]),
            "dgl_epoch_spread": spread(seconds["dgl"]), "epoch_ratio_spread": ratio_of,
-           "epoch_ratio": ratio, "allocator": malloc,
+           "epoch_ratio": ratio, "allocator": malloc, "threads": torch.get_num_threads(),
            "graphflow_threads": plan.threads,
            "graphflow_sampling_workers": plan.workers, "core_split": plan.source,
            "machine": a.machine}

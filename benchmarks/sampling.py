@@ -90,7 +90,7 @@ from graphflow.sampling.sampler import NeighborOptions, SampledGraph  # noqa: E4
 from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.train.step import autocast as step_autocast  # noqa: E402
-from graphflow.train.step import resolve_precision  # noqa: E402
+from graphflow.train.task import resolve_run_precision  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 from benchmarks import fair, machine  # noqa: E402
@@ -494,7 +494,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--training-only", action="store_true",
                    help="skip the sampling sections: end-to-end training only")
     args = p.parse_args(argv)
-    PRECISION["graphflow"] = resolve_precision(args.precision, args.device)[0]
+    PRECISION["graphflow"] = resolve_run_precision(args.precision, args.device)[0]
     PRECISION["dgl"] = PRECISION["graphflow"] if args.peer_precision == "same" \
         else args.peer_precision
     args.load_before = load_average()

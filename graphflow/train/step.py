@@ -61,7 +61,8 @@ PRECISIONS: tuple[str, ...] = get_args(Precision)
 PRECISION_HELP = (
     'Arithmetic of training and prediction: "fp32"; "bf16-mixed" (bfloat16 autocast, on the '
     'CPU or a GPU); "fp16-mixed" (float16 autocast and gradient scaling, CUDA only); "auto" '
-    "(bf16-mixed where the CPU has AVX512-BF16 or AMX, or on a GPU with bfloat16; else fp32).")
+    "(bf16-mixed on a GPU with bfloat16, and on a CPU with AVX512-BF16 or AMX where the "
+    "calibration measured it faster; else fp32).")
 CLIP_HELP = "Rescale the gradients to at most this global L2 norm before each step; 0 = off."
 
 _DTYPES = {"bf16-mixed": torch.bfloat16, "fp16-mixed": torch.float16}

@@ -196,16 +196,32 @@ def evaluation(split: str, objective: Any, scores: torch.Tensor, target: torch.T
     return split_figures(split, objective.report(scores, target), loss=value)
 
 
+def resolve_run_precision(requested: str, device: torch.device | str) -> tuple[str, str]:
+    """The concrete precision a stage asking for ``requested`` trains in on ``device``, and
+    why: :func:`~graphflow.train.step.resolve_precision`, then for ``auto`` on a CPU the
+    calibration's word (:func:`calibrated_bf16`). What ``graphflow run`` and the benchmarks
+    both apply."""
+    precision, why = resolve_precision(requested, device)
+    if requested == "auto" and precision == "bf16-mixed" and torch.device(device).type == "cpu":
+        precision, why = calibrated_bf16(why)
+    return precision, why
+
+
 def calibrated_bf16(why: str) -> tuple[str, str]:
-    """``auto`` on a CPU with native bfloat16: bf16-mixed unless the calibration
+    """``auto`` on a CPU with native bfloat16: bf16-mixed only where the calibration
     (:func:`graphflow.runtime.calibrate.bf16_choice`, measured once per CPU and thread count,
-    cached) found it no faster than float32; with calibration off, the CPU flags decide."""
+    cached) found it faster than float32; fp32 where it found it no faster, or measured
+    nothing (``GRAPHFLOW_CALIBRATE=off``, or a measurement held back on a busy machine):
+    bfloat16 ran 1.5x slower than float32 in sampled training on an AVX512-BF16 Xeon, so the
+    CPU flags alone do not make it the default."""
     from graphflow.runtime import calibrate
 
     choice = calibrate.bf16_choice(torch.get_num_threads(), native=True)
     ms = choice.get("ms")
     if not isinstance(ms, dict) or "bf16" not in ms or "fp32" not in ms:
-        return "bf16-mixed", why  # not measured (GRAPHFLOW_CALIBRATE=off): the flags decide
+        return "fp32", f"{why}, but bf16 was not measured faster here ({choice.get('source')})"
+    if choice.get("busy"):
+        return "fp32", f"{why}, but its measurement was taken on a busy machine"
     timing = f"calibration: {ms['bf16']} ms bf16 vs {ms['fp32']} ms fp32 a step"
     if choice.get("bf16"):
         return "bf16-mixed", f"{why}; {timing}"
@@ -308,9 +324,7 @@ class SupervisedTask(Task):
         one line, once per stage); one that cannot run there is a ``ConfigError``. run.json
         records it under ``reports.precision.<section>`` (requested, used, and why)."""
         requested = self.requested_precision(ctx)
-        precision, why = resolve_precision(requested, ctx.device)
-        if requested == "auto" and precision == "bf16-mixed" and ctx.device.type == "cpu":
-            precision, why = calibrated_bf16(why)
+        precision, why = resolve_run_precision(requested, ctx.device)
         said = ctx.reports.setdefault("precision", {})
         if ctx.section not in said:
             said[ctx.section] = {"requested": requested, "used": precision,

@@ -104,9 +104,39 @@ def matrix(recs: list[dict[str, Any]]) -> str:
     return "\n".join(out).rstrip()
 
 
+def _epochs_table(recs: list[dict[str, Any]], ratio_key: str, batches_key: str) -> str:
+    lines = ["| CPU | run | threads, arithmetic (graphflow / DGL) | batches an epoch | "
+             "graphflow epoch s | DGL epoch s | DGL / graphflow |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        res = r["result"]
+        prec = res.get("precision", {"graphflow": "fp32", "dgl": "fp32"})
+        threads = res.get("threads", res.get("graphflow_threads", "?"))
+        lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | {threads}, "
+                     f"{prec['graphflow']} / {prec['dgl']} | {res.get(batches_key, '?')} | "
+                     f"{span(res['graphflow_epoch_spread'], ' s', 1)} | "
+                     f"{span(res['dgl_epoch_spread'], ' s', 1)} | "
+                     f"{span(res[ratio_key], 'x')} |")
+    return "\n".join(lines)
+
+
+def sampling(recs: list[dict[str, Any]]) -> str:
+    """Sampled GraphSAGE training, whole epochs of both peers (``train_speedup_spread``)."""
+    return _epochs_table([r for r in recs if "train_speedup_spread" in r["result"]],
+                         "train_speedup_spread", "train_batches")
+
+
+def linkpred(recs: list[dict[str, Any]]) -> str:
+    """Sampled link prediction, whole epochs of both peers (``epoch_ratio_spread``)."""
+    return _epochs_table([r for r in recs if "epoch_ratio_spread" in r["result"]],
+                         "epoch_ratio_spread", "batches_per_epoch")
+
+
 RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "graph_classification": graph_classification,
     "matrix": matrix,
+    "sampling": sampling,
+    "linkpred": linkpred,
 }
 """Benchmark name -> its table from its records."""
 

@@ -48,3 +48,17 @@ def test_a_block_without_records_or_renderer_is_an_error(tmp_path):
                            tmp_path)
     with pytest.raises(KeyError, match="no table for benchmark 'nope'"):
         figures.regenerate("<!-- figures: nope -->\nx\n<!-- /figures -->", tmp_path)
+
+
+def test_sampled_training_records_give_their_epochs_and_ratio(tmp_path):
+    ours, theirs = [10.0, 12.0], [15.0, 20.0]
+    result = {"threads": 2, "precision": {"graphflow": "bf16-mixed", "dgl": "fp32"},
+              "train_batches": 196, "graphflow_epoch_s": ours, "dgl_epoch_s": theirs,
+              "graphflow_epoch_spread": records.spread(ours),
+              "dgl_epoch_spread": records.spread(theirs),
+              "train_speedup_spread": records.ratio_spread(theirs, ours)}
+    records.write("sampling", result, load_before=0.2, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "sampling.py"), "--quick"])
+    table = figures.render("sampling", tmp_path)
+    assert "| 2, bf16-mixed / fp32 | 196 |" in table
+    assert "11.0 s (10.0-12.0, n=2)" in table and "1.59x (1.50-1.67, n=2)" in table

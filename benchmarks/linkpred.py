@@ -66,7 +66,6 @@ from graphflow.sampling.edges import EdgeBatches  # noqa: E402
 from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.train.step import autocast as step_autocast  # noqa: E402
-from graphflow.train.task import resolve_run_precision  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel, SAGEOptions  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
@@ -181,19 +180,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", action="store_true",
                    help="with --epochs: save the result under benchmarks/results/linkpred/ "
                         "(benchmarks/records.py)")
-    p.add_argument("--precision", choices=["fp32", "bf16-mixed", "auto"], default="fp32",
-                   help="graphflow's training arithmetic (auto: as graphflow run resolves it "
-                        "on this machine); default fp32")
-    p.add_argument("--peer-precision", choices=["fp32", "bf16-mixed", "same"],
-                   default="same", help="DGL's training arithmetic: the same autocast as "
-                                        "graphflow's (default) or fp32")
+    machine.add_precision_flags(p)
     a = p.parse_args(argv)
-    PRECISION["graphflow"] = resolve_run_precision(a.precision, "cpu")[0]
-    PRECISION["dgl"] = PRECISION["graphflow"] if a.peer_precision == "same" \
-        else a.peer_precision
-    if PRECISION["graphflow"] != PRECISION["dgl"]:
-        print(f"NOTE: the peers train in different arithmetic: graphflow "
-              f"{PRECISION['graphflow']}, DGL {PRECISION['dgl']}", flush=True)
+    PRECISION.update(machine.precisions(a.precision, a.peer_precision, "cpu"))
     a.load_before = load_average()
     machine.set_threads(a.threads)
     table, splits, calibration = machine.choices(a.gemm)

@@ -95,3 +95,27 @@ def show(calibration: dict[str, Any] | None = None) -> dict[str, Any]:
     info = describe(calibration)
     print(header(info), flush=True)
     return info
+
+
+def add_precision_flags(p: Any) -> None:
+    """``--precision`` (graphflow's training arithmetic) and ``--peer-precision`` (the peer's:
+    the same autocast by default, or fp32) on an argparse parser."""
+    p.add_argument("--precision", choices=["fp32", "bf16-mixed", "auto"], default="fp32",
+                   help="graphflow's training arithmetic (auto: as graphflow run resolves it "
+                        "on this machine); default fp32")
+    p.add_argument("--peer-precision", choices=["fp32", "bf16-mixed", "same"],
+                   default="same", help="the peer's training arithmetic: the same autocast as "
+                                        "graphflow's (default) or fp32")
+
+
+def precisions(requested: str, peer: str, device: str = "cpu") -> dict[str, str]:
+    """``{"graphflow": ..., "dgl": ...}``: graphflow's precision as ``graphflow run`` resolves
+    ``requested`` here, and the peer's; a difference is printed."""
+    from graphflow.train.task import resolve_run_precision
+
+    ours = resolve_run_precision(requested, device)[0]
+    theirs = ours if peer == "same" else peer
+    if ours != theirs:
+        print(f"NOTE: the peers train in different arithmetic: graphflow {ours}, DGL {theirs}",
+              flush=True)
+    return {"graphflow": ours, "dgl": theirs}

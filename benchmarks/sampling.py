@@ -90,7 +90,6 @@ from graphflow.sampling.sampler import NeighborOptions, SampledGraph  # noqa: E4
 from graphflow.sparse import Adjacency, gemm  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.train.step import autocast as step_autocast  # noqa: E402
-from graphflow.train.task import resolve_run_precision  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
 from benchmarks import fair, machine  # noqa: E402
@@ -462,12 +461,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", action="store_true",
                    help="save the figures with the machine, commit and command under "
                         "benchmarks/results/sampling/ (benchmarks/records.py)")
-    p.add_argument("--precision", choices=["fp32", "bf16-mixed", "auto"], default="fp32",
-                   help="graphflow's training arithmetic (auto: as graphflow run resolves it "
-                        "on this machine); default fp32")
-    p.add_argument("--peer-precision", choices=["fp32", "bf16-mixed", "same"],
-                   default="same", help="DGL's training arithmetic: the same autocast as "
-                                        "graphflow's (default) or fp32")
+    machine.add_precision_flags(p)
     p.add_argument("--e2e-batches", type=int, default=0,
                    help="cut each training epoch to its first K batches (a quick, partial "
                         "check; default 0: whole epochs)")
@@ -494,9 +488,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--training-only", action="store_true",
                    help="skip the sampling sections: end-to-end training only")
     args = p.parse_args(argv)
-    PRECISION["graphflow"] = resolve_run_precision(args.precision, args.device)[0]
-    PRECISION["dgl"] = PRECISION["graphflow"] if args.peer_precision == "same" \
-        else args.peer_precision
+    PRECISION.update(machine.precisions(args.precision, args.peer_precision, args.device))
     args.load_before = load_average()
     args.argv = [str(Path(__file__)), *(sys.argv[1:] if argv is None else argv)]
     machine.set_threads(args.threads)
@@ -516,9 +508,6 @@ def run(args: argparse.Namespace) -> int:
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (both peers)", flush=True)
     device = torch.device(args.device)
-    if PRECISION["graphflow"] != PRECISION["dgl"]:
-        print(f"NOTE: the peers train in different arithmetic: graphflow "
-              f"{PRECISION['graphflow']}, DGL {PRECISION['dgl']}", flush=True)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
                                   "precision": dict(PRECISION),
                                   "allocator": malloc, "gemm": gemm.current(),

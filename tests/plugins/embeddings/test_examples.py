@@ -58,4 +58,8 @@ def test_cora_node2vec_gcn_chains_embeddings_into_a_gcn(planetoid_root, tmp_path
     assert stages == ["load", "transform.0", "train.0.sample", "train.0", "train.1.model",
                       "train.1", "export.0"]
     assert m["test_acc"] >= 0.70, m  # a GCN over the 128-d Node2Vec embeddings (74% measured)
-    assert result.ctx.artifacts.embeddings.shape == (2708, 128)
+    # The GCN read the 128-d Node2Vec vectors, and the embeddings artifact the export writes is
+    # the last stage's: the GCN's 16-d hidden node vectors.
+    assert result.ctx.artifacts.model_info["in_dim"] == 128
+    emb = np.load(tmp_path / "out" / "embeddings.npy")
+    assert emb.shape == (2708, 16) and result.ctx.artifacts.embeddings.shape == (2708, 16)

@@ -5,6 +5,8 @@
   in-edges, as a :class:`~graphflow.graph.GraphData`.
 * ``typed_graph``: a small typed graph (papers, authors, featureless venues) with labels on
   one type, as a typed :class:`~graphflow.graph.GraphData` (:func:`make_typed_graph`).
+* ``typed_host``: a fresh host with loader ``typed_test`` (:class:`TypedTestLoader`: that graph,
+  ``papers`` and ``drop_labels`` options) registered as plugin ``typed_test``.
 * ``shared_data``: ``shared_data("mutag")`` -> the folder of a shared data set (``planetoid``,
   ``mutag``, ``aifb``, ...); skips the test, naming the folder and the variable to set, when the
   folder or its files are absent. The same check is the plain function :func:`shared_data`.
@@ -12,16 +14,27 @@
 * ``mutag_root``: ``shared_data("mutag")``, the folder of MUTAG.mat / MUTAG.npz.
 * ``run_toml``: write a pipeline into ``tmp_path`` and run it, returning the ``RunResult``.
 * ``cli``: run the ``graphflow`` command in-process, returning ``(exit_code, stdout, stderr)``.
+
+Pipelines the task tests share (TOML text, small enough to train in a second or two):
+:func:`node_pipeline` (node classification on a seeded 300-node SBM, :data:`NODE_SAMPLER`),
+:func:`link_pipeline` (link prediction on a 200-node SBM, :data:`LINK_SPLIT`,
+:data:`LINK_SAMPLER`) and :func:`graph_pipeline` (graph classification of the rings and paths
+collection in ``examples/data``, :data:`RINGS_PATHS`).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 import torch
+
+from graphflow.components import Loader
+from graphflow.options import option
+from graphflow.plugin import hookimpl
 
 DATA_ENV = "GRAPHFLOW_DATA_DIR"
 PLANETOID_ENV = "GRAPHFLOW_PLANETOID_DIR"
@@ -174,6 +187,167 @@ def pa_strings(prefix: str, n: int):
 @pytest.fixture
 def typed_graph():
     return make_typed_graph()
+
+
+class TypedTestLoader(Loader):
+    """The typed test graph of :func:`make_typed_graph` (optionally without the paper labels)."""
+
+    name = "typed_test"
+    summary = "papers, authors, venues"
+
+    @dataclasses.dataclass
+    class Options:
+        papers: int = option(60, "papers")
+        drop_labels: bool = option(False, "remove the paper labels")
+
+    def load(self, ctx):
+        data = make_typed_graph(self.options.papers)
+        if self.options.drop_labels:
+            del data.graph.nodes["paper"].data["label"]
+        return data
+
+
+class TypedTestPlugin:
+    """Registers :class:`TypedTestLoader` (``type = "typed_test"``)."""
+
+    @hookimpl
+    def graphflow_register_loaders(self, register):
+        register(TypedTestLoader)
+
+
+@pytest.fixture
+def typed_host():
+    """A fresh host with the ``typed_test`` loader registered in-process."""
+    from graphflow.manager import create_host
+
+    return create_host(plugins={"typed_test": TypedTestPlugin()})
+
+
+NODE_PIPELINE = """
+[pipeline]
+name = "nc"
+seed = {seed}
+{header}
+[load]
+type = "synthetic"
+nodes = 300
+classes = 3
+features = 8
+p_in = 0.06
+p_out = 0.006
+signal = 0.7
+{sample}
+[model]
+type = "{model}"
+hidden = 16
+[train]
+type = "node_classification"
+epochs = {epochs}
+lr = {lr}
+{train}
+"""
+#: Neighbour sampling for :func:`node_pipeline`: two layers of 5, batches of 64 seeds.
+NODE_SAMPLER = '[sample]\ntype = "neighbor"\nfanouts = [5, 5]\nbatch_size = 64'
+
+
+def node_pipeline(seed: int = 0, model: str = "gcn", epochs: int = 30, sample: str = "",
+                  train: str = "", lr: float = 0.02, header: str = "") -> str:
+    """Node classification on a seeded 300-node, 3-class SBM with 8 features.
+
+    :param sample: a ``[sample]`` section (``NODE_SAMPLER``) or "" for full batch.
+    :param train: more lines of the ``[train]`` section.
+    :param header: more lines of the ``[pipeline]`` section (``device = "cpu"``).
+    """
+    return NODE_PIPELINE.format(seed=seed, model=model, epochs=epochs, sample=sample,
+                                train=train, lr=lr, header=header)
+
+
+LINK_PIPELINE = """
+[pipeline]
+name = "lp"
+seed = {seed}
+{header}
+[load]
+type = "synthetic"
+nodes = 200
+classes = 4
+features = 8
+p_in = 0.08
+p_out = 0.004
+signal = 0.8
+{split}
+{sample}
+[model]
+type = "{model}"
+hidden = 16
+dropout = 0.0
+[train]
+type = "link_prediction"
+embedding_dim = 16
+epochs = {epochs}
+lr = 0.02
+eval_negatives = 20
+hits_at = [1, 10]
+{train}
+{export}
+"""
+#: The held-out edges :func:`link_pipeline` trains and evaluates on (10 % validation, 10 % test).
+LINK_SPLIT = '[[transform]]\ntype = "link_split"\nval = 0.1\ntest = 0.1'
+#: Neighbour sampling for :func:`link_pipeline`: two layers of 5, batches of 256 edges.
+LINK_SAMPLER = '[sample]\ntype = "neighbor"\nfanouts = [5, 5]\nbatch_size = 256'
+
+
+def link_pipeline(seed: int = 0, model: str = "gcn", epochs: int = 20, sample: str = "",
+                  train: str = "", split: str = LINK_SPLIT, export: str = "",
+                  header: str = "") -> str:
+    """Link prediction on a seeded 200-node, 4-class SBM with 8 features.
+
+    :param split: the ``link_split`` transform (``LINK_SPLIT``), or another.
+    :param sample: a ``[sample]`` section (``LINK_SAMPLER``) or "" for full batch.
+    :param train: more lines of the ``[train]`` section.
+    :param export: ``[[export]]`` sections.
+    :param header: more lines of the ``[pipeline]`` section.
+    """
+    return LINK_PIPELINE.format(seed=seed, model=model, epochs=epochs, sample=sample,
+                                train=train, split=split, export=export, header=header)
+
+
+#: A small TU-format collection of ring and path graphs (``RP``), in the repository's examples.
+RINGS_PATHS = REPO_ROOT / "examples" / "data" / "rings_paths"
+
+GRAPH_PIPELINE = """
+[pipeline]
+seed = 0
+device = "cpu"
+[load]
+type = "tu"
+path = "{path}"
+name = "RP"
+features = "degree"
+[model]
+type = "{model}"
+hidden = 16
+{model_extra}
+[train]
+type = "graph_classification"
+epochs = {epochs}
+batch_size = 4
+hidden = 16
+{train_extra}
+[train.cores]
+threads = 1
+"""
+
+
+def graph_pipeline(model: str = "gin", epochs: int = 30,
+                   model_extra: str = "layers = 2\ndropout = 0.0", train_extra: str = "") -> str:
+    """Graph classification of :data:`RINGS_PATHS` (rings against paths, degree features).
+
+    :param model_extra: more lines of the ``[model]`` section.
+    :param train_extra: more lines of the ``[train]`` section.
+    """
+    return GRAPH_PIPELINE.format(path=RINGS_PATHS.as_posix(), model=model, epochs=epochs,
+                                 model_extra=model_extra, train_extra=train_extra)
 
 
 @pytest.fixture

@@ -1,45 +1,10 @@
 """Node classification on a typed graph with type = "rgcn": training, exports with each type's
 original ids, and the bad-input messages."""
 
-from dataclasses import dataclass
-
 import pyarrow.parquet as pq
 import pytest
 
-from graphflow.components import Loader
 from graphflow.errors import ConfigError, DataError
-from graphflow.manager import create_host
-from graphflow.options import option
-from graphflow.plugin import hookimpl
-from graphflow.testing import make_typed_graph
-
-
-class TypedLoader(Loader):
-    """The typed test graph (optionally without the paper labels)."""
-
-    name = "typed_test"
-    summary = "papers, authors, venues"
-
-    @dataclass
-    class Options:
-        drop_labels: bool = option(False, "remove the paper labels")
-
-    def load(self, ctx):
-        data = make_typed_graph()
-        if self.options.drop_labels:
-            del data.graph.nodes["paper"].data["label"]
-        return data
-
-
-class Plugin:
-    @hookimpl
-    def graphflow_register_loaders(self, register):
-        register(TypedLoader)
-
-
-@pytest.fixture
-def host():
-    return create_host(plugins={"typed_test": Plugin()})
 
 
 def pipeline(model="rgcn", target='"paper"', load="", model_extra="", train_extra=""):
@@ -65,9 +30,9 @@ what = "predictions"
 
 
 @pytest.mark.parametrize("regularizer", ["basis", "bdd", "none"])
-def test_rgcn_learns_the_target_type(run_toml, host, regularizer):
+def test_rgcn_learns_the_target_type(run_toml, typed_host, regularizer):
     extra = f'regularizer = "{regularizer}"\nnum_bases = 2'
-    result = run_toml(pipeline(model_extra=extra), host=host)
+    result = run_toml(pipeline(model_extra=extra), host=typed_host)
     m = result.ctx.metrics
     assert m["train_acc"] > 0.9 and m["test_acc"] > 0.6  # 3 classes
     table = pq.read_table(result.out_dir / "predictions.parquet")
@@ -81,31 +46,31 @@ def test_rgcn_refuses_a_homogeneous_graph(run_toml):
                  'type = "rgcn"\n[train]\ntype = "node_classification"\nepochs = 1\n')
 
 
-def test_homogeneous_model_on_a_typed_graph(run_toml, host):
+def test_homogeneous_model_on_a_typed_graph(run_toml, typed_host):
     with pytest.raises(ConfigError, match='use type = "rgcn", or type = "hetero" with layer '
                                           '= "gcn"'):
-        run_toml(pipeline(model="gcn"), host=host)
+        run_toml(pipeline(model="gcn"), host=typed_host)
 
 
-def test_target_without_labels(run_toml, host):
+def test_target_without_labels(run_toml, typed_host):
     with pytest.raises(DataError, match='target = "author": that node type has no labels'):
-        run_toml(pipeline(target='"author"'), host=host)
+        run_toml(pipeline(target='"author"'), host=typed_host)
 
 
-def test_unknown_target_lists_the_types(run_toml, host):
+def test_unknown_target_lists_the_types(run_toml, typed_host):
     with pytest.raises(ConfigError, match="node types: paper, author, venue|node types: "):
-        run_toml(pipeline(target='"papers"'), host=host)
+        run_toml(pipeline(target='"papers"'), host=typed_host)
 
 
-def test_no_labelled_type(run_toml, host):
+def test_no_labelled_type(run_toml, typed_host):
     with pytest.raises(ConfigError, match="labels on the node types: none"):
         run_toml(pipeline(target='"paper"', load="drop_labels = true").replace(
-            'target = "paper"', ""), host=host)
+            'target = "paper"', ""), host=typed_host)
 
 
-def test_differing_widths_without_projection(run_toml, host):
+def test_differing_widths_without_projection(run_toml, typed_host):
     with pytest.raises(ConfigError, match='input widths .* project = "none"'):
-        run_toml(pipeline(model_extra='project = "none"'), host=host)
+        run_toml(pipeline(model_extra='project = "none"'), host=typed_host)
 
 
 def test_typed_tables_example_trains(run_toml):

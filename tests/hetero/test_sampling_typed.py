@@ -93,50 +93,21 @@ lr = 0.05
 """
 
 
-@pytest.fixture
-def host():
-    from dataclasses import dataclass
-
-    from graphflow.components import Loader
-    from graphflow.manager import create_host
-    from graphflow.plugin import hookimpl
-
-    class TypedLoader(Loader):
-        """The typed test graph."""
-
-        name = "typed_test"
-        summary = "papers, authors, venues"
-
-        @dataclass
-        class Options:
-            pass
-
-        def load(self, ctx):
-            return make_typed_graph()
-
-    class Plugin:
-        @hookimpl
-        def graphflow_register_loaders(self, register):
-            register(TypedLoader)
-
-    return create_host(plugins={"typed_test": Plugin()})
-
-
 @pytest.mark.parametrize("model", ["rgcn", "hetero"])
-def test_sampled_training(run_toml, host, model):
+def test_sampled_training(run_toml, typed_host, model):
     result = run_toml(SAMPLED.format(fanouts='5, {cites = 3, rev-in = 1}', model=model),
-                      host=host)
+                      host=typed_host)
     assert result.ctx.metrics["train_acc"] > 0.9
 
 
-def test_sampled_fanout_for_unknown_relation(run_toml, host):
+def test_sampled_fanout_for_unknown_relation(run_toml, typed_host):
     with pytest.raises(ConfigError, match="relation 'citez' is not in the graph"):
-        run_toml(SAMPLED.format(fanouts='5, {citez = 3}', model="rgcn"), host=host)
+        run_toml(SAMPLED.format(fanouts='5, {citez = 3}', model="rgcn"), host=typed_host)
 
 
-def test_fanouts_must_match_the_layers(run_toml, host):
+def test_fanouts_must_match_the_layers(run_toml, typed_host):
     with pytest.raises(ConfigError, match="has 3 entries but .* has 2 message-passing layers"):
-        run_toml(SAMPLED.format(fanouts='5, 5, 5', model="rgcn"), host=host)
+        run_toml(SAMPLED.format(fanouts='5, 5, 5', model="rgcn"), host=typed_host)
 
 
 def test_a_cpu_graph_draws_from_the_loops_own_generator():
@@ -154,7 +125,7 @@ def test_a_cpu_graph_draws_from_the_loops_own_generator():
 
 @pytest.mark.cuda
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_typed_sampling_runs_on_the_gpu(run_toml, host):
+def test_typed_sampling_runs_on_the_gpu(run_toml, typed_host):
     """device = "cuda": the CSCs and blocks live on the GPU, every sampled edge is an edge of
     the graph, a seeded draw repeats, and sampled training trains there."""
     data = make_typed_graph(num_papers=40)
@@ -172,5 +143,5 @@ def test_typed_sampling_runs_on_the_gpu(run_toml, host):
         assert bool(g.has_edges_between(s, d, etype=rel).all())
         assert torch.equal(adj.indices, draws[1].adjs[0].rels[rel].indices)
     result = run_toml(SAMPLED.format(fanouts='5, {cites = 3, rev-in = 1}', model="rgcn")
-                      .replace("cores = 1", 'cores = 1\ndevice = "cuda"'), host=host)
+                      .replace("cores = 1", 'cores = 1\ndevice = "cuda"'), host=typed_host)
     assert result.ctx.metrics["train_acc"] > 0.9

@@ -5,13 +5,13 @@ from dataclasses import dataclass
 import pytest
 import torch
 
-from graphflow.components import Loader, Model
+from graphflow.components import Model
 from graphflow.errors import ConfigError
 from graphflow.manager import create_host
 from graphflow.options import option
 from graphflow.plugin import hookimpl
 from graphflow.sparse import spmm
-from graphflow.testing import make_typed_graph
+from graphflow.testing import TypedTestLoader
 
 
 class MeanConv(torch.nn.Module):
@@ -43,20 +43,6 @@ class MeanModel(Model):
         return MeanConv(in_dim, out_dim, self.options.scale)
 
 
-class TypedLoader(Loader):
-    """The typed test graph."""
-
-    name = "typed_test"
-    summary = "papers, authors, venues"
-
-    @dataclass
-    class Options:
-        papers: int = option(60, "papers")
-
-    def load(self, ctx):
-        return make_typed_graph(self.options.papers)
-
-
 class ThirdParty:
     @hookimpl
     def graphflow_register_models(self, register):
@@ -64,7 +50,7 @@ class ThirdParty:
 
     @hookimpl
     def graphflow_register_loaders(self, register):
-        register(TypedLoader)
+        register(TypedTestLoader)
 
 
 @pytest.fixture

@@ -16,43 +16,16 @@ from graphflow.manager import create_host
 from graphflow.options import option
 from graphflow.plugin import hookimpl
 from graphflow.sparse import spmm
+from graphflow.testing import RINGS_PATHS
+from graphflow.testing import graph_pipeline as pipeline
 
-EXAMPLES = Path(__file__).resolve().parents[3] / "examples"
-RINGS = (EXAMPLES / "data" / "rings_paths").as_posix()
-
-PIPELINE = f"""
-[pipeline]
-seed = 0
-device = "cpu"
-[load]
-type = "tu"
-path = "{RINGS}"
-name = "RP"
-features = "degree"
-[model]
-type = "{{model}}"
-hidden = 16
-{{model_extra}}
-[train]
-type = "graph_classification"
-epochs = {{epochs}}
-batch_size = 4
-hidden = 16
-{{train_extra}}
-[train.cores]
-threads = 1
-"""
+RINGS = RINGS_PATHS.as_posix()
 
 
 def error_lines(err: str) -> int:
     """The lines of the error report (stderr also holds the loader's summary line)."""
     lines = err.strip().splitlines()
     return len(lines) - next(i for i, x in enumerate(lines) if x.startswith("graphflow: error"))
-
-
-def pipeline(model="gin", epochs=30, model_extra="layers = 2\ndropout = 0.0", train_extra=""):
-    return PIPELINE.format(model=model, epochs=epochs, model_extra=model_extra,
-                           train_extra=train_extra)
 
 
 def test_rings_and_paths_are_told_apart(run_toml, tmp_path):

@@ -9,42 +9,9 @@ import pyarrow.parquet as pq
 import pytest
 
 from graphflow.errors import ConfigError, DataError
-
-PIPELINE = """
-[pipeline]
-name = "lp"
-seed = {seed}
-[load]
-type = "synthetic"
-nodes = 200
-classes = 4
-features = 8
-p_in = 0.08
-p_out = 0.004
-signal = 0.8
-{split}
-{sample}
-[model]
-type = "{model}"
-hidden = 16
-dropout = 0.0
-[train]
-type = "link_prediction"
-embedding_dim = 16
-epochs = {epochs}
-lr = 0.02
-eval_negatives = 20
-hits_at = [1, 10]
-{train}
-{export}
-"""
-SPLIT = '[[transform]]\ntype = "link_split"\nval = 0.1\ntest = 0.1'
-SAMPLE = '[sample]\ntype = "neighbor"\nfanouts = [5, 5]\nbatch_size = 256'
-
-
-def pipeline(seed=0, model="gcn", epochs=20, sample="", train="", split=SPLIT, export=""):
-    return PIPELINE.format(seed=seed, model=model, epochs=epochs, sample=sample, train=train,
-                           split=split, export=export)
+from graphflow.testing import LINK_SAMPLER as SAMPLE
+from graphflow.testing import LINK_SPLIT as SPLIT
+from graphflow.testing import link_pipeline as pipeline
 
 
 def test_full_batch_learns_and_writes_links_and_embeddings(run_toml, tmp_path):

@@ -17,42 +17,9 @@ from graphflow.plugin import hookimpl
 from graphflow.sampling.block import MiniBatch
 from graphflow.sampling.csc import CSCGraph
 from graphflow.sampling.neighbor import sample_blocks
+from graphflow.testing import NODE_SAMPLER as SAMPLER
+from graphflow.testing import node_pipeline as pipeline
 from graphflow.train import checkpoint as ckpt
-
-SBM = """
-[pipeline]
-name = "nc"
-seed = {seed}
-[load]
-type = "synthetic"
-nodes = 300
-classes = 3
-features = 8
-p_in = 0.06
-p_out = 0.006
-signal = 0.7
-{sample}
-[model]
-type = "{model}"
-hidden = 16
-[train]
-type = "node_classification"
-epochs = {epochs}
-lr = {lr}
-{train}
-"""
-
-SAMPLER = """
-[sample]
-type = "neighbor"
-fanouts = [5, 5]
-batch_size = 64
-"""
-
-
-def pipeline(seed=0, model="gcn", epochs=30, sample="", train="", lr=0.02):
-    return SBM.format(seed=seed, model=model, epochs=epochs, sample=sample, train=train, lr=lr)
-
 
 def epochs_logged(out_dir):
     """The epoch log's figures, without the wall-clock seconds (which no rerun repeats)."""

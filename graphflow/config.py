@@ -2,7 +2,8 @@
 
 The file format is the user contract::
 
-    [pipeline]            name, seed, device (auto|cpu|cuda|cuda:N), out_dir
+    [pipeline]            name, seed (or seeds = [...]: one run per seed, see
+                          graphflow.experiments.seeds), device (auto|cpu|cuda|cuda:N), out_dir
     [load]                type = "<loader>", then that loader's options
     [[transform]]         0..n, applied in order
     [sample]              optional
@@ -61,6 +62,7 @@ class PipelineSettings:
 
     name: str = "pipeline"
     seed: int = 0
+    seeds: tuple[int, ...] | None = None  # one run per seed (graphflow.experiments.seeds)
     device: str = "auto"
     out_dir: Path | None = None  # None: runs/<name> under the working directory
     cores: int = 0  # the core budget of graphflow.runtime.cores; 0: torch's thread count at the start
@@ -140,6 +142,8 @@ class PipelineConfig:
                 entry["cores"] = dataclasses.asdict(t.cores)
             out["train"].append(entry)
         out["export"] = [e.resolved() for e in self.exports]
+        if s.seeds is not None:  # absent for one seed: the hash of such a pipeline stays
+            out["pipeline"]["seeds"] = list(s.seeds)
         if self.tracks:  # absent when empty: the hash of a pipeline without trackers stays
             out["track"] = [t.resolved() for t in self.tracks]
         return out
@@ -226,8 +230,13 @@ def load_config(
     overrides: list[str] = (),
     device: str | None = None,
     out_dir: str | Path | None = None,
+    seeds: list[int] | None = None,
 ) -> PipelineConfig:
-    """Read, override and validate a pipeline file."""
+    """Read, override and validate a pipeline file.
+
+    :param seeds: ``pipeline.seeds`` (``graphflow run --seeds``): replaces the file's
+        ``seed`` / ``seeds``.
+    """
     path = Path(path)
     raw = read_toml(path)
     if not isinstance(raw.get("pipeline", {}), dict):
@@ -239,6 +248,9 @@ def load_config(
         raw.setdefault("pipeline", {})["device"] = device
     if out_dir is not None:
         raw.setdefault("pipeline", {})["out_dir"] = str(Path(out_dir).resolve())
+    if seeds is not None:
+        raw.setdefault("pipeline", {}).pop("seed", None)
+        raw["pipeline"]["seeds"] = list(seeds)
     return validate_config(raw, registry, source=path)
 
 
@@ -289,12 +301,18 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
     fields = {f.name: f.type for f in dataclasses.fields(PipelineSettings)}
     hints = {"name": str, "seed": int, "device": str, "out_dir": Path, "cores": int,
              "allocator": str, "gemm": str}
-    values = {}
+    values: dict[str, Any] = {}
     for key, value in table.items():
         if key not in fields:
             raise ConfigError(f"{src}: pipeline.{key}: unknown key{did_you_mean(key, fields)}; "
                               f"valid keys: {', '.join(fields)}")
+        if key == "seeds":
+            values[key] = check_seeds(value, f"{src}: pipeline.seeds")
+            continue
         values[key] = coerce(value, hints[key], where=f"{src}: pipeline.{key}", base_dir=base)
+    if "seeds" in values and "seed" in values:
+        raise ConfigError(f"{src}: pipeline.seed and pipeline.seeds both given: remove seed "
+                          f"(graphflow run --seeds replaces both)")
     if values.get("cores", 0) < 0:
         raise ConfigError(f"{src}: pipeline.cores: must be >= 0 (0 = torch's thread count), "
                           f"got {values['cores']}")
@@ -311,6 +329,21 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
         raise ConfigError(f'{src}: pipeline.device: expected "auto", "cpu", "cuda" or "cuda:N", '
                           f'got "{device}"')
     return PipelineSettings(**values)
+
+
+def check_seeds(value: Any, where: str) -> tuple[int, ...]:
+    """``pipeline.seeds``: a non-empty list of distinct integers >= 0."""
+    if not isinstance(value, list) or not value:
+        raise ConfigError(f"{where}: expected a non-empty list of integers, e.g. [0, 1, 2], "
+                          f"got {value!r}")
+    bad = [v for v in value if not isinstance(v, int) or isinstance(v, bool) or v < 0]
+    if bad:
+        raise ConfigError(f"{where}: {bad[0]!r} is not an integer >= 0; seeds are whole "
+                          f"numbers, e.g. [0, 1, 2]")
+    twice = sorted({v for v in value if value.count(v) > 1})
+    if twice:
+        raise ConfigError(f"{where}: seed {twice[0]} is given twice; each seed runs once")
+    return tuple(value)
 
 
 def _valid_device(device: str) -> bool:

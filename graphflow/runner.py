@@ -19,7 +19,7 @@ from graphflow.config import ComponentSpec, PipelineConfig
 from graphflow.context import RunContext, Stage
 from graphflow.runtime.device import resolve_device
 from graphflow.distributed.world import World
-from graphflow.errors import DataError, GraphflowError, PluginError
+from graphflow.errors import ConfigError, DataError, GraphflowError, PluginError
 from graphflow.experiments.tracking import tracked
 from graphflow.graph import GraphData
 from graphflow.graphs.collection import refuse_collection
@@ -56,6 +56,9 @@ def run_pipeline(config: PipelineConfig, host: PluginHost, *, resume: bool = Fal
         only its rank 0 writes files and prints. Default: a single process.
     """
     settings = config.settings
+    if settings.seeds:
+        raise ConfigError(f"{config.source}: pipeline.seeds: run_pipeline runs one seed; "
+                          f"graphflow.experiments.seeds.run_seeds runs each of them")
     world = world or World()
     # what a stage cannot offer stops here too when the pipeline comes from the API, not the CLI
     check_pipeline(config, nproc=world.size, resume=resume)

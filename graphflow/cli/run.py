@@ -24,6 +24,10 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                        help="override a value (parsed as TOML); transform.0.key for list sections")
         p.add_argument("--device", help="override pipeline.device (auto|cpu|cuda|cuda:N)")
         p.add_argument("--out-dir", type=Path, help="override pipeline.out_dir")
+        p.add_argument("--seeds", metavar="SEEDS",
+                       help="one run per seed (0-9, 0,1,2 or 0-4,10), each in OUT_DIR/seed-S/, "
+                            "and their mean and std in OUT_DIR/summary.json; replaces "
+                            "pipeline.seed / pipeline.seeds")
         p.add_argument("--nproc", type=int, default=1, metavar="N",
                        help="data-parallel worker processes on this machine, started "
                             "with torch.distributed.run (gloo on CPU, NCCL on CUDA)")
@@ -36,11 +40,13 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
     from graphflow.config import load_config
+    from graphflow.experiments.seeds import parse_seeds
     from graphflow.manager import create_host
 
+    seeds = parse_seeds(args.seeds) if args.seeds is not None else None
     host = create_host()
     config = load_config(args.pipeline, host.registry, overrides=args.overrides,
-                         device=args.device, out_dir=args.out_dir)
+                         device=args.device, out_dir=args.out_dir, seeds=seeds)
     return host, config
 
 
@@ -61,6 +67,9 @@ def cmd_validate(args: argparse.Namespace) -> int:
     chain = " -> ".join(f"{s.section}:{s.type}" for s in specs)
     print(f'ok: pipeline "{config.settings.name}" ({config.source})\n  {chain}\n'
           f"  out_dir: {default_out_dir(config)}")
+    if config.settings.seeds:
+        seeds = ", ".join(map(str, config.settings.seeds))
+        print(f"  seeds: {seeds} (one run each, in out_dir/seed-S/)")
     return 0
 
 
@@ -73,6 +82,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     from graphflow.runtime.signals import handle_signals
 
     host, config = _config(args)
+    if config.settings.seeds:
+        return _run_seeds(args, host, config)
     # what a task cannot offer stops here, before any data loads or worker starts
     check_pipeline(config, nproc=max(args.nproc, int(os.environ.get("WORLD_SIZE", "1"))),
                    resume=args.resume)
@@ -103,6 +114,33 @@ def cmd_run(args: argparse.Namespace) -> int:
     print("  wrote:")
     for out in rec["outputs"]:
         print(f"    {out['path']}  ({out['what']})")
+    return 0
+
+
+def _run_seeds(args: argparse.Namespace, host: PluginHost, config: PipelineConfig) -> int:
+    """``pipeline.seeds``: one run per seed, then each metric's mean ± std."""
+    from graphflow.capabilities import check_pipeline
+    from graphflow.experiments.seeds import SUMMARY, format_summary, run_seeds
+    from graphflow.runner import default_out_dir
+    from graphflow.runtime.signals import handle_signals
+
+    for flag, given in (("--nproc", args.nproc != 1), ("--resume", args.resume),
+                        ("torchrun", int(os.environ.get("WORLD_SIZE", "1")) > 1)):
+        if given:
+            raise ConfigError(f"{config.source}: pipeline.seeds runs its seeds one after the "
+                              f"other in one process, not with {flag}; run each seed with "
+                              f"--set pipeline.seed=S instead")
+    check_pipeline(config)  # what a task cannot offer stops here, before the first seed
+    with handle_signals():
+        summary = run_seeds(config, host, quiet=args.quiet)
+    seeds = summary["seeds"]
+    print(f'graphflow: ran "{summary["name"]}" with {len(seeds)} seeds '
+          f'({", ".join(map(str, seeds))}) in {summary["seconds"]:.1f}s')
+    for line in format_summary(summary["metrics"]):
+        print(f"  {line}")
+    root = default_out_dir(config)
+    print(f"  wrote:\n    {root / SUMMARY}  (per-seed metrics, mean and std)\n"
+          f"    {root}/seed-S/  (each seed's run)")
     return 0
 
 

@@ -88,7 +88,7 @@ from graphflow.sparse.indexed_rows import IndexedRows  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 from benchmarks.products import RecordProducts, peak, replay  # noqa: E402,F401 (replay: tests)
 from benchmarks.products import flops as flops_of  # noqa: E402
 from benchmarks.products import race as race_products  # noqa: E402
@@ -386,7 +386,7 @@ def print_shares(where: dict[str, dict], rates: dict[str, dict], peak_rate: dict
         print(f"  {n} products: {r['gflop_per_batch']:.3f} GFLOP/batch at {r['gflops']:.1f} "
               f"GFLOP/s alone = {r['of_peak']:.0%} of the peak")
     for n in names:
-        print(f"  {n} step: {fair.line(steps[n], unit='ms', digits=2)}")
+        print(f"  {n} step: {records.line(steps[n], unit='ms', digits=2)}")
 
 
 def dense_flops(blocks: list) -> float:

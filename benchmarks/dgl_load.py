@@ -12,7 +12,7 @@ graphflow's ids and metadata. The peer is ``dgl.load_graphs`` alone, on the same
   same ``save_graph``: 100k nodes / 1M edges, and 1M nodes / 10M edges (not with ``--quick``).
 
 After one untimed run of each, every peer runs ``--repeats`` times in one process, the order
-reversed every repetition (``benchmarks/fair.py``); we print the median wall time of each,
+reversed every repetition (``benchmarks/records.py``); we print the median wall time of each,
 their ratio, and the check's and the probe's share, then each one's median, range and count
 (the fastest labelled ``best``). ``--record`` saves the figures under
 ``benchmarks/results/dgl_load/``.
@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 from graphflow.cli.main import main as graphflow_main
@@ -91,8 +91,8 @@ def compare(path: Path, repeats: int) -> dict:
         "probe": lambda: dglfile.probe(path),
     }
     # one warm-up each (page cache, first calls), then the order reversed every repetition
-    raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
-                      repeats, warmup=1)
+    raced = records.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
+                         repeats, warmup=1)
     median = {name: raced.median(name) for name in peers}
     return {"file": path.name, "mb": round(path.stat().st_size / 1e6, 1),
             "seconds": {k: round(v, 4) for k, v in median.items()},

@@ -45,9 +45,8 @@ REPO = Path(__file__).resolve().parent.parent
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from benchmarks.fair import line  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
-from benchmarks.records import orders, spread, write  # noqa: E402
+from benchmarks.records import line, orders, spread, write  # noqa: E402
 from graphflow.distributed.nproc import free_port  # noqa: E402
 
 RMAT = """

@@ -11,7 +11,7 @@ every layer's input):
 * ``gat attention``: 8-head attention on 1.3M edges (forward and backward).
 
 Each row runs two untimed rounds, then ``--rounds`` timed rounds, the order of the peers
-reversed every round (``benchmarks/fair.py``), and prints each peer's median milliseconds per
+reversed every round (``benchmarks/records.py``), and prints each peer's median milliseconds per
 call with the range of its rounds (every round in the JSON) and the ratio of
 the medians. ``--record`` saves the figures under ``benchmarks/results/dropout/``.
 Whole-epoch figures: ``benchmarks/sampling.py --dropout 0.5`` (sampled
@@ -38,7 +38,7 @@ if str(REPO) not in sys.path:
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 from graphflow.runtime import allocator  # noqa: E402
@@ -81,10 +81,10 @@ def main(argv: list[str] | None = None) -> int:
     for p in a.p:
         for name, shape, backward in CASES:
             x = torch.randn(*shape, requires_grad=backward)
-            raced = fair.race({peer: (lambda rep, fn=fn, x=x, p=p, backward=backward:
-                                      call_ms(fn, x, p, backward))
-                               for peer, fn in peers.items()},
-                              a.rounds, warmup=2, measure=lambda side, rep: side(rep))
+            raced = records.race({peer: (lambda rep, fn=fn, x=x, p=p, backward=backward:
+                                         call_ms(fn, x, p, backward))
+                                  for peer, fn in peers.items()},
+                                 a.rounds, warmup=2, measure=lambda side, rep: side(rep))
             med = {k: raced.median(k) for k in peers}
             ratio = med["torch"] / med["graphflow"]
             sp = {k: raced.spread(k) for k in peers}

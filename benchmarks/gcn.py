@@ -8,7 +8,7 @@ before timing), features and device, with the same threads (``--threads`` sets t
 DGL's own OpenMP setting). One
 epoch is forward + backward + optimizer step on the training nodes. After ``--warmup``
 untimed epochs, every side runs ``--repeats`` timed epochs, the order of the sides reversed
-every epoch (``benchmarks/fair.py``); we print each side's median, range and count of epochs
+every epoch (``benchmarks/records.py``); we print each side's median, range and count of epochs
 (the fastest beside them, labelled ``best``) and the ratios of the medians with their range
 over epoch pairs. graphflow feeds its first layer sparse features when their density is
 below ``--threshold`` (Cora: ~1.3% dense); it then also runs with the peer's dense input
@@ -66,7 +66,7 @@ from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.testing import planetoid_dir  # noqa: E402
 from graphflow_plugins.loaders.planetoid import link_layout  # noqa: E402
 
-from benchmarks import fair, machine  # noqa: E402
+from benchmarks import machine, records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 from graphflow.sparse import gemm  # noqa: E402
@@ -173,7 +173,7 @@ def _sync(device: torch.device) -> None:
 
 
 def timed_ms(device: torch.device):
-    """A :func:`benchmarks.fair.race` ``measure``: milliseconds of one call, synchronised."""
+    """A :func:`benchmarks.records.race` ``measure``: milliseconds of one call, synchronised."""
     def measure(fn, rep: int) -> float:
         _sync(device)
         t = time.perf_counter()
@@ -256,8 +256,8 @@ def compare(data: Data, device: torch.device, warmup: int, repeats: int,
         return run
 
     # warm-up and timed epochs, the order of the sides reversed every epoch
-    raced = fair.race({name: epoch_of(name) for name in runs}, repeats, warmup=warmup,
-                      measure=timed_ms(device))
+    raced = records.race({name: epoch_of(name) for name in runs}, repeats, warmup=warmup,
+                         measure=timed_ms(device))
     ms = {k: raced.median(k) for k in runs}
     sparse = not isinstance(x, torch.Tensor)
     ratios = {f"{name}/graphflow": raced.ratio(name, "graphflow")
@@ -308,9 +308,9 @@ def density_sweep(device: torch.device, repeats: int) -> list[dict]:
                 out.sum().backward()
                 w.grad = None
 
-            raced = fair.race({"dense": lambda rep, feats=x: run(feats),
-                               "sparse": lambda rep, feats=sx: run(feats)}, repeats, warmup=3,
-                              measure=timed_ms(device))
+            raced = records.race({"dense": lambda rep, feats=x: run(feats),
+                                  "sparse": lambda rep, feats=sx: run(feats)},
+                                 repeats, warmup=3, measure=timed_ms(device))
             dense_ms, sparse_ms = raced.median("dense"), raced.median("sparse")
             rows.append({"shape": f"{n}x{f}", "density": d, "dense_ms": round(dense_ms, 3),
                          "sparse_ms": round(sparse_ms, 3),
@@ -349,8 +349,8 @@ def kernel_sweep(device: torch.device, repeats: int) -> list[dict]:
                                                                   x[cols] * values[:, None]),
             }
             reps = repeats if n < 10_000 else max(3, repeats // 4)
-            raced = fair.race({k: (lambda rep, fn=fn: fn()) for k, fn in fns.items()}, reps,
-                              warmup=2, measure=timed_ms(device))
+            raced = records.race({k: (lambda rep, fn=fn: fn()) for k, fn in fns.items()}, reps,
+                                 warmup=2, measure=timed_ms(device))
             ms = {k: round(raced.median(k), 3) for k in fns}
             rows.append({"nodes": n, "edges": e, "features": f, **ms,
                          "spread_ms": {k: raced.spread(k) for k in fns}})

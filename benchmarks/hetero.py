@@ -20,7 +20,7 @@
 Both peers gather the input features the same way (``index_select``) and get the same threads (``--threads``, for torch and DGL alike), the same optimizer,
 the same seeds and batch order; graph formats and per-relation CSRs are built before timing.
 After untimed warm-up epochs, the peers' timed epochs run in one process, the order reversed
-every epoch (DGL, graphflow; graphflow, DGL; ...: ``benchmarks/fair.py``) so that load from
+every epoch (DGL, graphflow; graphflow, DGL; ...: ``benchmarks/records.py``) so that load from
 other processes and the state one peer leaves hit both alike. Each case prints every peer's
 median epoch with its range and count (the fastest labelled ``best``). The last line is JSON;
 ``ratio`` = DGL's median sampled epoch / graphflow's, ``ratio_spread`` its range over epoch
@@ -45,7 +45,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 from torch import nn  # noqa: E402
 
-from benchmarks import fair, machine  # noqa: E402
+from benchmarks import machine, records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
@@ -246,9 +246,9 @@ def alternate(epochs: int, dgl_peer, gf_peer, warmup: int) -> dict[str, float]:
     (ref, dgl_epoch), (ours, gf_epoch) = dgl_peer, gf_peer
     opts = {"dgl": torch.optim.Adam(ref.parameters(), lr=0.01),
             "graphflow": torch.optim.Adam(ours.parameters(), lr=0.01)}
-    raced = fair.race({"dgl": lambda rep: dgl_epoch(opts["dgl"]),
-                       "graphflow": lambda rep: gf_epoch(opts["graphflow"])},
-                      epochs, warmup=warmup)
+    raced = records.race({"dgl": lambda rep: dgl_epoch(opts["dgl"]),
+                          "graphflow": lambda rep: gf_epoch(opts["graphflow"])},
+                         epochs, warmup=warmup)
     dgl_s, gf_s = raced.median("dgl"), raced.median("graphflow")
     for name in ("dgl", "graphflow"):
         print(f"  {raced.summary(name, scale=1e3, unit='ms', digits=1)}", flush=True)

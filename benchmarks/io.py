@@ -13,7 +13,7 @@ with string ids mapped to ``0..N-1``:
   reader, the one graphflow's loader uses: the same reader on both sides.
 
 After ``--warmup`` untimed runs of each, the peers run ``--repeats`` times in one process, the
-order reversed every repetition (``benchmarks/fair.py``); we report each peer's median wall
+order reversed every repetition (``benchmarks/records.py``); we report each peer's median wall
 time with its range and count (the fastest labelled ``best``), its edges/s, the ratios of the
 medians with their range over repetitions, the CPU time each used (all threads), and each
 peer's peak resident memory above the process's baseline while it runs (sampled every 10 ms).
@@ -62,7 +62,7 @@ from graphflow.io.atomic import atomic_path  # noqa: E402
 from graphflow.manager import create_host  # noqa: E402
 from graphflow.runner import run_pipeline  # noqa: E402
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 
@@ -176,10 +176,10 @@ def bench_rmat(args: argparse.Namespace) -> int:
     edges = args.edges or (2_000_000 if args.quick else 20_000_000)
     peers = {"graphflow": lambda: rmat(nodes, edges, seed=args.seed),
              "per_level": lambda: rmat_per_level(nodes, edges, seed=args.seed)}
-    raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
-                      args.repeats, warmup=args.warmup,
-                      on_time=lambda name, rep, s: print(f"  {name:9s} run {rep}: {s:6.2f}s",
-                                                         file=sys.stderr))
+    raced = records.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
+                         args.repeats, warmup=args.warmup,
+                         on_time=lambda name, rep, s: print(
+                             f"  {name:9s} run {rep}: {s:6.2f}s", file=sys.stderr))
     seconds = raced.times
     gen = rmat(nodes, edges, seed=args.seed)
     ref_src, ref_dst = rmat_per_level(nodes, edges, seed=args.seed)
@@ -254,8 +254,8 @@ def main(argv: list[str] | None = None) -> int:
             return run
 
         # each peer's own time (graphflow: its load stage), the order reversed every repetition
-        raced = fair.race({name: side(name) for name in peers}, args.repeats,
-                          warmup=args.warmup, measure=lambda fn, rep: fn(rep))
+        raced = records.race({name: side(name) for name in peers}, args.repeats,
+                             warmup=args.warmup, measure=lambda fn, rep: fn(rep))
         if len(set(shapes.values())) != 1:
             raise SystemExit(f"the peers disagree: {shapes}")
     seconds = raced.times

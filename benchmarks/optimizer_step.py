@@ -8,7 +8,7 @@ what ``make_optimizer`` builds, flat groups whatever the size (``gathered``), an
 the parameter shapes of four models in one process, with the caches warm (steps back to back)
 and cold (a 32 MB pass and fresh gradients before each step, as after a backward pass). Each
 case runs ``--rounds`` rounds of the three forms, the order reversed every round
-(``benchmarks/fair.py``); it prints the median round of each form with its range and count
+(``benchmarks/records.py``); it prints the median round of each form with its range and count
 (the fastest labelled ``best``) and the ratios of the medians::
 
     flock /tmp/graphflow-bench.lock python benchmarks/optimizer_step.py [--record]
@@ -38,7 +38,7 @@ from graphflow.train import flat as flat_module  # noqa: E402
 from graphflow.train.flat import FlatMixin, flat  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 
-from benchmarks import fair, machine  # noqa: E402
+from benchmarks import machine, records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import spread, write  # noqa: E402
 
@@ -121,8 +121,8 @@ def main() -> None:
                 return got["warm_us"]
             return run
 
-        raced = fair.race({form: side(form) for form in forms}, a.rounds,
-                          measure=lambda fn, rep: fn(rep))
+        raced = records.race({form: side(form) for form in forms}, a.rounds,
+                             measure=lambda fn, rep: fn(rep))
         summary: dict[str, dict] = {}
         for form in forms:
             warm = [r["warm_us"] for r in rounds[form]]
@@ -140,8 +140,8 @@ def main() -> None:
               f"{t['warm_us'] / g['warm_us']:.2f}x / {t['cold_us'] / g['cold_us']:.2f}x "
               f"(medians of {a.rounds} rounds)", file=sys.stderr)
         for form in forms:
-            warm = fair.line([r["warm_us"] for r in rounds[form]], unit="us", digits=0)
-            cold = fair.line([r["cold_us"] for r in rounds[form]], unit="us", digits=0)
+            warm = records.line([r["warm_us"] for r in rounds[form]], unit="us", digits=0)
+            cold = records.line([r["cold_us"] for r in rounds[form]], unit="us", digits=0)
             print(f"  {form:<14} warm {warm}; cold {cold}", file=sys.stderr)
         out[name] = {**summary, "calls": raced.calls, "orders": raced.orders,
                      "warm_ratio": t["warm_us"] / f["warm_us"],

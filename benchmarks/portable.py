@@ -14,7 +14,7 @@ Every peer gets the same threads (``--threads``: ``torch.set_num_threads`` and O
 ``intra_op_num_threads``, its threads not spinning between runs), the same inputs and the
 same ``malloc`` setting (``retain``, as ``graphflow run`` and ``predict`` set it). After one
 untimed call each, every peer is called ``--repeats`` times, the order of the peers reversed
-on every repetition (``benchmarks/fair.py``); we print each peer's median with its range and
+on every repetition (``benchmarks/records.py``); we print each peer's median with its range and
 count (the fastest labelled ``best``), the ratios of the medians to graphflow's, and the
 largest difference of their outputs from graphflow's. ``--record`` saves the figures under
 ``benchmarks/results/portable/``.
@@ -56,7 +56,7 @@ from graphflow_plugins.models.gcn import GCNModel  # noqa: E402
 from graphflow_plugins.models.gin import GINModel, GINOptions  # noqa: E402
 from graphflow_plugins.models.sage import SAGEModel  # noqa: E402
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 from benchmarks.graph_classification import HIDDEN, LAYERS, generate  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
@@ -141,8 +141,8 @@ def race(kind: str, ours, stem: Path, inputs: tuple[torch.Tensor, ...], names: l
     }
     with torch.no_grad():
         outs = {name: fn() for name, fn in peers.items()}  # untimed first call
-        raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
-                          a.repeats)
+        raced = records.race({name: (lambda rep, fn=fn: fn()) for name, fn in peers.items()},
+                             a.repeats)
     med = {name: raced.median(name) for name in peers}
     first = next(iter(ours))
     diff = {name: float((outs[name] - outs[first]).abs().max())

@@ -87,12 +87,12 @@ def replay(calls: list[tuple], rounds: int = 3) -> float:
 
 def race(sides: dict[str, list[tuple]], rounds: int = 3, warmup: int = 1):
     """Replay each side's recorded calls ``rounds`` times, the order of the sides reversed
-    every round (:func:`benchmarks.fair.race`); returns the race (seconds per pass)."""
-    from benchmarks import fair
+    every round (:func:`benchmarks.records.race`); returns the race (seconds per pass)."""
+    from benchmarks import records
 
     ready = {name: prepare(calls) for name, calls in sides.items()}
-    return fair.race({name: (lambda rep, r=r: run(r)) for name, r in ready.items()}, rounds,
-                     warmup=warmup, measure=lambda fn, rep: fn(rep))
+    return records.race({name: (lambda rep, r=r: run(r)) for name, r in ready.items()}, rounds,
+                        warmup=warmup, measure=lambda fn, rep: fn(rep))
 
 
 def _numel(shape) -> int:

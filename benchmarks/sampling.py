@@ -16,7 +16,7 @@ of 1M nodes and 20M edges (``--quick``: 200k / 4M).
    ``iterate`` with its defaults (2 background workers, each sampling its own batches on one
    core) against the best of DGL's ways to do it (``sample_blocks`` in a loop, and its
    ``DataLoader`` with 0 and 2 worker processes), in rounds, the order of the four reversed
-   every round (``benchmarks/fair.py``). Each way's rate is the median of its rounds (range and
+   every round (``benchmarks/records.py``). Each way's rate is the median of its rounds (range and
    count printed); the best DGL way is the one of the highest median. ``ratio`` = graphflow /
    best DGL way (medians), ``ratio_spread`` its range over the rounds: the figure the
    sampling goal is judged by.
@@ -92,8 +92,9 @@ from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow.train.step import autocast as step_autocast  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
-from benchmarks import fair, machine  # noqa: E402
-from benchmarks.records import alternate, orders, ratio_spread, spread, write  # noqa: E402
+from benchmarks import machine  # noqa: E402
+from benchmarks.records import (alternate, line, orders, race, ratio_spread,  # noqa: E402
+                                spread, write)
 from benchmarks.records import load as load_average  # noqa: E402
 
 GIB = 2**30
@@ -169,10 +170,10 @@ def bench_sampling(data: GraphData, device: torch.device, batches: list[torch.Te
     print(f"sampling, {n} batches of {len(batches[0])} seeds, fanouts {FANOUTS}, the order "
           f"reversed every batch{hw}:")
     print(f"  graphflow neighbor ({graph.device}): {ours_eps / 1e6:8.2f} M edges/s  "
-          f"{fair.line(ms['graphflow'], unit='ms/batch', digits=1)}  "
+          f"{line(ms['graphflow'], unit='ms/batch', digits=1)}  "
           f"{edges['graphflow'] / n:,.0f} edges/batch  (prepare {prepare_s:.1f}s)")
     print(f"  DGL NeighborSampler (cpu):  {dgl_eps / 1e6:8.2f} M edges/s  "
-          f"{fair.line(ms['dgl'], unit='ms/batch', digits=1)}  "
+          f"{line(ms['dgl'], unit='ms/batch', digits=1)}  "
           f"{edges['dgl'] / n:,.0f} edges/batch")
     print(f"  ratio graphflow / DGL, one call at a time: {ours_eps / dgl_eps:.2f}{hw}",
           flush=True)
@@ -237,8 +238,8 @@ def bench_throughput(data: GraphData, graph: SampledGraph, batches: list[torch.T
         got = fn(rep)
         return got / (time.perf_counter() - t)
 
-    raced = fair.race({name: (lambda rep, run=run: run()) for name, run in peers.items()},
-                      rounds, measure=edges_per_s)
+    raced = race({name: (lambda rep, run=run: run()) for name, run in peers.items()},
+                 rounds, measure=edges_per_s)
     rate = {name: raced.median(name) for name in peers}
     best_dgl = max((name for name in peers if name.startswith("DGL")), key=rate.get)
     hw = hardware_note(graph.device)
@@ -405,8 +406,8 @@ def bench_training(data: GraphData, device: torch.device, batch: int, epochs: in
           f"({sum(theirs) / (epochs * todo) * 1e3:.1f} ms/batch)")
     ratio = ratio_spread(theirs, ours)
     speedup = ratio["median"]
-    print(f"  graphflow: {fair.line(ours, unit='s/epoch', digits=2)}")
-    print(f"  DGL:       {fair.line(theirs, unit='s/epoch', digits=2)}")
+    print(f"  graphflow: {line(ours, unit='s/epoch', digits=2)}")
+    print(f"  DGL:       {line(theirs, unit='s/epoch', digits=2)}")
     print(f"  train_speedup (DGL / graphflow, medians of {epochs} epochs, the order "
           f"reversed every epoch): {speedup:.2f}; per epoch "
           f"{', '.join(f'{b / a:.2f}' for a, b in zip(ours, theirs))}"

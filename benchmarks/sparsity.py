@@ -4,7 +4,7 @@ For each width ``W`` in ``--widths`` (default 256 to 4096) the model is ``--dept
 ``nn.Linear(W, W)`` with ReLU between them, fed ``--rows`` rows (the nodes of a batch). The
 dense model and its 2:4-pruned copy (``graphflow.pruning.two_four``: magnitude pruning, then
 ``convert``) run on the same device and input in ``--rounds`` rounds, the order of the two
-reversed every round (``benchmarks/fair.py``); a round is the median of ``--repeats`` calls
+reversed every round (``benchmarks/records.py``); a round is the median of ``--repeats`` calls
 after warm-up. We report each model's median round with its range and count (the fastest
 labelled ``best``), the ratio of the medians dense / sparse (> 1: the sparse model is faster)
 and the relative error of the sparse output against the dense pruned one. ``--record`` saves
@@ -36,7 +36,7 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 from graphflow.pruning import two_four  # noqa: E402
@@ -72,9 +72,9 @@ def measure(width: int, args: argparse.Namespace, device: torch.device,
         except Exception as exc:  # report, and time eagerly
             graph_note = f"CUDA graph capture failed: {type(exc).__name__}: {exc}"[:200]
     # the order reversed every round, so that background noise hits both alike
-    raced = fair.race({"dense": run_dense, "sparse": run_sparse}, args.rounds,
-                      measure=lambda fn, rep: two_four.time_call(fn, device,
-                                                                 repeats=args.repeats))
+    raced = records.race({"dense": run_dense, "sparse": run_sparse}, args.rounds,
+                         measure=lambda fn, rep: two_four.time_call(fn, device,
+                                                                    repeats=args.repeats))
     d, s = raced.median("dense"), raced.median("sparse")
     return {"width": width, "dense_ms": d * 1e3, "sparse_ms": s * 1e3, "ratio": d / s,
             "ratio_spread": raced.ratio("dense", "sparse"), **raced.record(scale=1e3),

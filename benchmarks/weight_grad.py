@@ -3,7 +3,7 @@
 Autograd computes ``dW = dY^T @ x``; :class:`graphflow.sparse.gemm._Linear` computes
 ``(x^T @ dY)^T`` (the same numbers, another product for MKL). This times forward + backward
 of ``x @ W^T + b`` both ways for each shape in ``--rounds`` rounds, the order reversed every
-round (``benchmarks/fair.py``), and prints each way's median round with its range and count
+round (``benchmarks/records.py``), and prints each way's median round with its range and count
 (the fastest labelled ``best``) and the ratio (autograd's time over the input-major one's,
 median of the round pairs: above 1, input-major is faster) beside the
 orientation :func:`graphflow.sparse.gemm.linear` takes for that shape. The shapes: GINE's
@@ -36,7 +36,7 @@ if str(REPO) not in sys.path:
 from graphflow.runtime import allocator  # noqa: E402
 from graphflow.sparse import gemm  # noqa: E402
 
-from benchmarks import fair, machine  # noqa: E402
+from benchmarks import machine, records  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
 from benchmarks.records import write  # noqa: E402
 
@@ -70,8 +70,8 @@ def time_shape(rows: int, k: int, n: int, rounds: int, calls: int) -> dict[str, 
             fn(rep)
         return (time.perf_counter() - t) / calls * 1e6
 
-    raced = fair.race({name: (lambda rep, fn=fn: fn()) for name, fn in ways.items()}, rounds,
-                      measure=per_call_us)
+    raced = records.race({name: (lambda rep, fn=fn: fn()) for name, fn in ways.items()}, rounds,
+                         measure=per_call_us)
     times = raced.times
     ratios = [a / i for a, i in zip(times["autograd"], times["input_major"])]
     return {"autograd_us": statistics.median(times["autograd"]),

@@ -1,4 +1,4 @@
-"""The component benchmarks (sparsity.py, dropout.py, gemm.py, fair.py) alternate which side
+"""The component benchmarks (sparsity.py, dropout.py, gemm.py, records.race) alternate which side
 goes first and report the medians of every timed repetition (tiny sizes; no speed asserted)."""
 
 import json
@@ -11,7 +11,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from benchmarks import fair  # noqa: E402
+from benchmarks import records  # noqa: E402
 
 
 def run(script: str, *args: str) -> dict:
@@ -24,13 +24,13 @@ def run(script: str, *args: str) -> dict:
 def test_race_warms_up_then_times_every_side_in_alternating_order():
     ran: list[tuple[str, int]] = []
     clock = iter(range(1, 100))
-    got = fair.race({"a": lambda rep: ran.append(("a", rep)),
-                     "b": lambda rep: ran.append(("b", rep))}, 3, warmup=1,
-                    measure=lambda fn, rep: (fn(rep), float(next(clock)))[1])
+    got = records.race({"a": lambda rep: ran.append(("a", rep)),
+                        "b": lambda rep: ran.append(("b", rep))}, 3, warmup=1,
+                       measure=lambda fn, rep: (fn(rep), float(next(clock)))[1])
     assert ran[:2] == [("a", -1), ("b", -1)]  # the untimed warm-up
     assert got.calls == ["a", "b", "b", "a", "a", "b"]
-    assert fair.is_alternating(got.calls, ["a", "b"])
-    assert not fair.is_alternating(["a", "b", "a", "b"], ["a", "b"])
+    assert records.is_alternating(got.calls, ["a", "b"])
+    assert not records.is_alternating(["a", "b", "a", "b"], ["a", "b"])
     assert got.times == {"a": [1.0, 4.0, 5.0], "b": [2.0, 3.0, 6.0]}
     assert got.spread("a") == {"median": 4.0, "min": 1.0, "max": 5.0, "n": 3}
     assert got.summary("b", unit="s", digits=1) == \

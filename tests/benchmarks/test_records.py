@@ -45,3 +45,10 @@ def test_a_record_holds_the_command_commit_machine_load_and_every_repetition(tmp
     assert data["machine"]["cpu"]["model_name"] and data["machine"]["versions"]["torch"]
     assert data["load_before"] == 0.5 and data["result"] == result
     assert records.read("demo", folder=tmp_path) == [data]
+
+
+def test_fair_only_re_exports_the_records_helpers():
+    from benchmarks import fair
+
+    assert fair.race is records.race and fair.line is records.line
+    assert fair.is_alternating is records.is_alternating and fair.Race is records.Race

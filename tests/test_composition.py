@@ -427,7 +427,29 @@ def predict_args(key: str, runs: Runs, result: Any) -> list[str]:
     return ["--pairs", str(pairs)]
 
 
+def check_kg_predict(runs: Runs, cli: Any) -> None:
+    """A knowledge-graph bundle answers queries from a file: the top tails / heads, scored by
+    the run's own model."""
+    result = runs.base("kg")
+    queries = runs.root / "kg-queries.txt"
+    queries.write_text("e3\tnext\t?\n?\tprev\te4\n")
+    out = runs.root / "kg-predict"
+    code, _, err = cli("predict", result.out_dir, "--queries", queries, "--top-k", "2",
+                       "--out", out, "--quiet")
+    assert code == 0, err
+    table = table_of(out / "answers.parquet")
+    model, kg = result.ctx.artifacts.model.eval(), result.ctx.data.meta["kg"]
+    e = {name: i for i, name in enumerate(kg.entities)}
+    with torch.no_grad():
+        tails = model.score_t(torch.tensor([e["e3"]]), torch.tensor([0]))[0]
+        heads = model.score_h(torch.tensor([1]), torch.tensor([e["e4"]]))[0]
+    expected = torch.topk(tails, 2).values.tolist() + torch.topk(heads, 2).values.tolist()
+    assert table["score"].tolist() == pytest.approx(expected, abs=1e-5)
+
+
 def check_predict(key: str, runs: Runs, cli: Any) -> None:
+    if key == "kg":
+        return check_kg_predict(runs, cli)
     result = runs.base(key)
     out = runs.root / f"{key}-predict"
     code, _, err = cli("predict", result.out_dir, "--data", runs.root / f"{key}.toml", "--out",
@@ -681,12 +703,13 @@ def asking(key: str, feature: str) -> tuple[str, list[str]]:
 
 def check_no_bundle(c: capabilities.Cell, runs: Runs, cli: Any) -> None:
     """No pipeline asks for a bundle: a task that refuses one writes none, and predict and
-    serve stop in one line."""
+    serve stop in one line (as serve does on a bundle it cannot serve)."""
     from graphflow.errors import GraphflowError
     from graphflow.serve.service import start_service
 
     result = runs.base(c.row.key)
-    assert not (result.out_dir / "model" / "bundle.json").exists()
+    bundled = cell_of(c.row.key, "bundle").status == "yes"  # kg: a bundle predict answers
+    assert (result.out_dir / "model" / "bundle.json").exists() == bundled
     if c.feature == "predict":
         code, _, err = cli("predict", result.out_dir, "--data", runs.root / f"{c.row.key}.toml",
                            "--out", runs.root / f"{c.row.key}-predict", "--quiet")

@@ -26,7 +26,9 @@ if TYPE_CHECKING:
     from graphflow.sparse import Adjacency
     from graphflow.sparse.features import Features
 
-KINDS = ("node", "link", "graph")
+KINDS = ("node", "link", "graph", "kg")
+"""What a bundle's model predicts: nodes, links, graphs, or knowledge-graph triples
+(``kg``: :mod:`graphflow.kge.bundle`)."""
 
 
 def read_meta(folder: Path) -> dict[str, Any]:
@@ -56,7 +58,7 @@ class Bundle:
     :ivar meta: ``bundle.json`` as read.
     :ivar model: the rebuilt ``nn.Module`` with the trained weights, in eval mode on the CPU
         (node: the ``[model]``'s module; link: ``LinkModel`` (encoder + decoder); graph:
-        ``GraphModel`` (encoder + readout + head)).
+        ``GraphModel`` (encoder + readout + head); kg: the ``KgeModel``).
     :ivar component: the ``[model]`` component that built it.
     :ivar differences: version differences with this environment (errors refused already).
     """
@@ -70,7 +72,7 @@ class Bundle:
     # -- what the bundle records ----------------------------------------------------------
     @property
     def kind(self) -> str:
-        """``node``, ``link`` or ``graph``."""
+        """``node``, ``link``, ``graph`` or ``kg``."""
         return str(self.meta["kind"])
 
     @property
@@ -300,6 +302,10 @@ def _rebuild(folder: Path, meta: dict[str, Any], host: PluginHost) -> tuple[Any,
     options = parse_options(info.cls.Options, spec, section="model", component=name,
                             source=where, base_dir=folder)
     component = info.cls(options)
+    if meta["kind"] == "kg":  # entity and relation tables (graphflow.kge.bundle)
+        kg = meta["kg"]
+        return component, component.build(int(kg["entities"]), int(kg["relations"]),
+                                          reciprocal=bool(kg["reciprocal"]))
     if meta.get("typed") is not None:  # per-type widths, relations, featureless tables
         from graphflow.bundle.typed import load_schema
 

@@ -4,6 +4,11 @@ The data pipeline's ``[pipeline]``, ``[load]`` and ``[[transform]]`` sections de
 new data (its other sections are ignored); the command runs them with a ``[train] type =
 "predict"`` stage on the run's bundle and one ``[[export]]`` of the results, through the
 same runner as ``graphflow run`` (one line per error, atomic files, ``run.json``).
+
+A knowledge-graph model (a ``kg_completion`` bundle) needs no data pipeline: ``graphflow
+predict RUN_DIR --queries FILE`` answers ``(head, relation, ?)`` / ``(?, relation, tail)``
+queries from the bundle's names, embeddings and known triples (:func:`cmd_predict_queries`,
+:mod:`graphflow.kge.bundle`).
 """
 
 from __future__ import annotations
@@ -22,8 +27,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     p = sub.add_parser("predict", parents=[common], help=help_, description=help_)
     p.add_argument("run_dir", type=Path, metavar="RUN_DIR",
                    help="a training run's out_dir (its model/ bundle), or a bundle folder")
-    p.add_argument("--data", type=Path, required=True, metavar="PIPELINE",
-                   help="pipeline TOML whose [load] and [[transform]] sections give the data")
+    p.add_argument("--data", type=Path, metavar="PIPELINE",
+                   help="pipeline TOML whose [load] and [[transform]] sections give the data "
+                        "(required, except for a knowledge-graph model)")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="output folder (default: RUN_DIR/predict)")
     p.add_argument("--format", choices=FORMATS, default="parquet",
@@ -38,6 +44,12 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                         "(column id) / .txt of original graph ids")
     p.add_argument("--pairs", type=Path, metavar="FILE",
                    help="link models: Parquet or CSV of src, dst original ids to score")
+    p.add_argument("--queries", type=Path, metavar="FILE",
+                   help="knowledge-graph models: (head, relation, ?) and (?, relation, tail) "
+                        "queries of original names: .txt/.tsv lines head<TAB>relation<TAB>"
+                        "tail, or CSV / Parquet columns head, relation, tail")
+    p.add_argument("--top-k", type=int, default=10, metavar="K",
+                   help="knowledge-graph models: answers per query (default 10)")
     p.add_argument("--stage", metavar="SECTION",
                    help='the bundle of this stage, e.g. "train.0" (default: the last stage '
                         "that produced a model, e.g. a sparsify stage's pruned model)")
@@ -97,6 +109,13 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
     folder = find_bundle(args.run_dir, args.stage)  # default: the last stage's
     kind = read_meta(folder)["kind"]
+    if kind == "kg" or args.queries is not None:
+        return cmd_predict_queries(args, kind)
+    if args.data is None:
+        from graphflow.errors import ConfigError
+
+        raise ConfigError(f"--data PIPELINE: the {kind} model of {args.run_dir} predicts on "
+                          f"the graph a pipeline's [load] and [[transform]] sections give")
     if args.pairs is not None and kind != "link":
         from graphflow.errors import ConfigError
 
@@ -113,4 +132,42 @@ def cmd_predict(args: argparse.Namespace) -> int:
     print("  wrote:")
     for out in rec["outputs"]:
         print(f"    {out['path']}  ({out['what']})")
+    return 0
+
+
+def cmd_predict_queries(args: argparse.Namespace, kind: str) -> int:
+    """``graphflow predict RUN_DIR --queries FILE``: a knowledge-graph model's top-k answers
+    (:func:`graphflow.kge.bundle.predict_queries`)."""
+    import time
+
+    from graphflow.errors import ConfigError
+    from graphflow.kge.bundle import predict_queries
+
+    if kind != "kg":
+        raise ConfigError(f"--queries: the bundle in {args.run_dir} is a {kind} model; "
+                          f"queries are answered by a kg_completion model")
+    if args.queries is None:
+        raise ConfigError(f"{args.run_dir} holds a knowledge-graph model: give its queries "
+                          f"with --queries FILE (head, relation, tail with ? in the place "
+                          f"asked for)")
+    unused = [flag for flag, value in (("--data", args.data), ("--nodes", args.nodes),
+                                       ("--graphs", args.graphs), ("--pairs", args.pairs),
+                                       ("--what", args.what), ("--set", args.overrides),
+                                       ("--device", args.device))
+              if value]
+    if unused:
+        raise ConfigError(f"{', '.join(unused)}: a knowledge-graph model answers --queries "
+                          f"from its bundle alone; drop {' and '.join(unused)}")
+    if args.top_k < 1:
+        raise ConfigError(f"--top-k {args.top_k}: give at least 1")
+    start = time.perf_counter()
+    path, table, folder = predict_queries(
+        args.run_dir, args.queries, args.out or args.run_dir / "predict", stage=args.stage,
+        k=args.top_k, fmt=args.format, batch_size=args.batch_size or 256,
+        warn=None if not args.quiet else (lambda line: None))
+    queries = int(table["query"].nunique()) if len(table) else 0
+    print(f"graphflow: answered {queries} queries with {folder} in "
+          f"{time.perf_counter() - start:.1f}s")
+    print("  wrote:")
+    print(f"    {path}  (answers: top {args.top_k} per query)")
     return 0

@@ -93,6 +93,13 @@ def negative_loss(pos: torch.Tensor, neg: torch.Tensor, s: TrainSettings) -> tor
         1 + neg.shape[1])
 
 
+def sparse_steps() -> torch.sparse.check_sparse_tensor_invariants:
+    """A context for optimizer steps on sparse embedding gradients: torch's sparse-tensor
+    invariant checks explicitly off (torch warns once when they are only implicitly off),
+    and the process's setting restored on exit."""
+    return torch.sparse.check_sparse_tensor_invariants(enable=False)
+
+
 class KgePass:
     """One epoch of batches over the training triples (the pass protocol)."""
 
@@ -109,11 +116,12 @@ class KgePass:
         order = torch.randperm(len(self.triples), generator=self.generator)
         total, n = 0.0, 0
         self.model.train()
-        for start in range(0, len(order), self.s.batch_size):  # over batches
-            batch = self.triples[order[start:start + self.s.batch_size]]
-            loss, _ = self.step(lambda: (self.loss(batch), None))
-            total += float(loss.detach()) * len(batch)
-            n += len(batch)
+        with sparse_steps():
+            for start in range(0, len(order), self.s.batch_size):  # over batches
+                batch = self.triples[order[start:start + self.s.batch_size]]
+                loss, _ = self.step(lambda: (self.loss(batch), None))
+                total += float(loss.detach()) * len(batch)
+                n += len(batch)
         return {"loss": total / max(n, 1)}
 
     # -- one batch -------------------------------------------------------------------------
@@ -188,8 +196,6 @@ class KgePass:
 def make_optimizer(name: str, model: KgeModel, lr: float) -> torch.optim.Optimizer:
     """``adagrad`` (sparse gradients, as Lacroix et al.), ``sparse_adam`` (sparse
     gradients only) or ``adam`` (dense)."""
-    # sparse gradients: opt out of torch's invariant checks explicitly (else it warns once)
-    torch.sparse.check_sparse_tensor_invariants.disable()
     if name == "adagrad":
         return torch.optim.Adagrad(model.parameters(), lr=lr)
     if name == "sparse_adam":

@@ -423,6 +423,11 @@ def start_service(run_dir: Path, *, data: Path | None = None, stage: str | None 
 
     folder = find_bundle(run_dir, stage)
     meta = read_meta(folder)
+    if meta["kind"] == "kg":
+        from graphflow.errors import ConfigError
+
+        raise ConfigError(f"{folder}: a knowledge-graph model is not served over HTTP yet; "
+                          f"answer its queries with graphflow predict {run_dir} --queries FILE")
     if data is not None:
         raw = {k: v for k, v in read_toml(data).items() if k in ("pipeline", "load", "transform")}
         source = data

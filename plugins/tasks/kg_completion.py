@@ -36,8 +36,9 @@ class KgCompletionOptions(SupervisedOptions):
     optimizer: Literal["adagrad", "sparse_adam", "adam"] = option(
         "adagrad", "adagrad or sparse_adam (a step updates only the rows it used) or adam "
                    "(dense).")
-    monitor: Literal["val_mrr"] = option("val_mrr", "The validation figure that picks the "
-                                                    "best model: filtered MRR.")
+    monitor: Literal["val_mrr", "val_mr", "val_hits@1", "val_hits@3", "val_hits@10"] = option(
+        "val_mrr", "The validation figure that picks the best model (filtered, both sides; "
+                   "val_mr is minimised).")
     batch_size: int = option(1000, "Training triples per step.")
     scoring: Scoring = option("negatives", '"negatives" (sampled corruptions) or "1-n" (every '
                                            "entity a candidate, as ConvE).")
@@ -75,12 +76,18 @@ class KgCompletionOptions(SupervisedOptions):
                              'or "adam", not "sparse_adam"')
 
 
+VALIDATION_FIGURES = ("val_mrr", "val_mr", "val_hits@1", "val_hits@3", "val_hits@10")
+"""What each validation reports (filtered, both sides); ``monitor`` picks one."""
+
 KG_REFUSALS = refuses(
     "sampled", "nproc", reason="knowledge-graph embeddings train on batches of triples in one "
                                "process", alternative="drop [sample] and --nproc") + refuses(
-    "bundle", "predict", "serve", "onnx", "torchscript", "embeddings", "predictions",
-    reason="a knowledge-graph model has no bundle, portable form or exports yet",
-    alternative="read the test figures in metrics, or the pt model")
+    "serve", reason="a knowledge-graph model answers queries from a file, not over HTTP yet",
+    alternative="answer them with graphflow predict RUN_DIR --queries FILE") + refuses(
+    "onnx", "torchscript", "embeddings", "predictions",
+    reason="a knowledge-graph model has no portable form or exports yet",
+    alternative="answer queries with graphflow predict RUN_DIR --queries FILE, or read the "
+                "embeddings from the bundle's model.pt")
 
 
 class KgCompletion(SupervisedTask):
@@ -109,7 +116,12 @@ class KgCompletion(SupervisedTask):
                                reciprocal=self.options.reciprocal)
 
     def save_bundle(self, ctx: RunContext, *, source: str | None = None) -> None:
-        """No bundle (refused in ``refusals``)."""
+        """The ``kg`` bundle (:mod:`graphflow.kge.bundle`): the embeddings, the entity and
+        relation names and the known triples, what ``graphflow predict --queries`` reads."""
+        from graphflow.kge.bundle import write_kg_bundle
+
+        if ctx.artifacts.model is not None:
+            write_kg_bundle(ctx, self, ctx.artifacts.model, self.knowledge_graph(ctx))
 
     def fit(self, ctx: RunContext, model: KgeModel) -> dict[str, float]:
         o, kg = self.options, self.knowledge_graph(ctx)
@@ -130,11 +142,13 @@ class KgCompletion(SupervisedTask):
             reg_weight=o.reg_weight)
         epoch_pass = KgePass(model, step, kg.splits["train"], settings, generator, train_known)
 
-        def validate() -> tuple[dict[str, float], float]:
+        self.resolve_monitor(ctx.section, VALIDATION_FIGURES)
+
+        def validate() -> tuple[dict[str, float], float | None]:
             figures = evaluate(model, kg.splits["valid"], known, batch_size=o.eval_batch_size,
                                prefix="val_")
-            return {"val_mrr": figures["val_mrr"],
-                    "val_hits@10": figures["val_hits@10"]}, figures["val_mrr"]
+            figures = {k: figures[k] for k in VALIDATION_FIGURES}
+            return figures, self.monitored(figures)
 
         meta = self.meta(ctx, entities=kg.num_entities, relations=kg.num_relations,
                          reciprocal=o.reciprocal)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 TRAIN = "".join(f"e{i}\tnext\te{(i + 1) % 12}\ne{i}\tprev\te{(i - 1) % 12}\n" for i in range(12))
@@ -66,3 +68,13 @@ def test_refuses_a_gnn_model(cli, kg_dir, tmp_path):
     code, out, err = cli("run", path, "--out", tmp_path / "o")
     assert code == 1 and "kg_completion trains a knowledge-graph embedding [model]" in err
     assert "Traceback" not in err
+
+
+def test_monitor_picks_a_validation_figure(run_toml, kg_dir):
+    result = run_toml(pipeline(kg_dir, train='monitor = "val_mr"\nepochs = 3').replace(
+        "epochs = 2\n", ""))
+    lines = [json.loads(x) for x in result.ctx.metrics_path.read_text().splitlines()]
+    val_mr = {e["epoch"]: e["val_mr"] for e in lines if "val_mr" in e}
+    assert len(val_mr) == 3 and all("val_hits@10" in e for e in lines if "val_mr" in e)
+    best = int(result.ctx.metrics["best_epoch"])
+    assert val_mr[best] == min(val_mr.values())  # minimised, as every *_mr figure

@@ -161,11 +161,6 @@ class Objective:
         return {"classes": "acc", "multilabel": "f1_micro", "binary": "roc_auc",
                 "regression": "mae"}[self.kind]
 
-    @property
-    def minimize(self) -> bool:
-        """Whether a lower :attr:`score_name` is better."""
-        return self.kind == "regression"
-
 
 @dataclass
 class ScoredPairs:
@@ -197,7 +192,3 @@ class ScoredPairs:
     @property
     def score_name(self) -> str:
         return self.monitor
-
-    @property
-    def minimize(self) -> bool:
-        return False

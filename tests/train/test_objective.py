@@ -7,6 +7,7 @@ import torch.nn.functional as F
 
 from graphflow.train import metrics
 from graphflow.train.objective import Objective, ScoredPairs
+from graphflow.train.task import lower_is_better
 
 NAN = float("nan")
 GEN = torch.Generator().manual_seed(0)
@@ -25,7 +26,8 @@ def test_classes_cross_entropy_weights_predictions_and_figures():
     assert set(report) == set(objective.figures) == {"acc", "f1_macro"}
     assert report["acc"] == objective.accuracy(SCORES, y) == \
         float((SCORES.argmax(1) == y).float().mean())
-    assert objective.score_name == "acc" and not objective.minimize
+    assert objective.score_name == "acc"
+    assert not lower_is_better(f"val_{objective.score_name}")  # the monitor rule maximises it
     # two classes add the ROC AUC of the margin of class 1
     two = Objective("classes", 2)
     y2 = torch.tensor([0, 1, 0, 1, 1, 0])
@@ -76,7 +78,8 @@ def test_regression_with_missing_targets(loss):
     assert report["mae"] == pytest.approx(float(err.abs().mean()))
     assert report["rmse"] == pytest.approx(float(err.square().mean().sqrt()))
     assert torch.equal(objective.predict(SCORES), SCORES)
-    assert objective.score_name == "mae" and objective.minimize
+    assert objective.score_name == "mae"
+    assert lower_is_better(f"val_{objective.score_name}")  # the monitor rule minimises it
 
 
 def test_autocast_scores_give_a_float32_loss():

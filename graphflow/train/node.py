@@ -10,7 +10,7 @@ figures``, ``logits() -> (N, C)``: eval mode, every node, full neighborhoods, by
 forward or layer-wise inference in batches), step with :class:`~graphflow.train.step.Step`
 (precision, clipping) and take their loss and figures from
 :class:`~graphflow.train.objective.Objective` (``classes`` or ``multilabel``). ``Objective``
-and ``Stepper`` (the former step) stay importable from here.
+stays importable from here.
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from graphflow.sparse import Adjacency
 from graphflow.sparse.features import Features
 from graphflow.sparse.indexed_rows import IndexedRows
 from graphflow.train.objective import Objective
-from graphflow.train.step import Step, Stepper, Tally  # noqa: F401  (Stepper: the former name)
+from graphflow.train.step import Step, Tally
 
 Progress = Callable[..., Any]
 

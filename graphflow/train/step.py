@@ -202,17 +202,6 @@ class Step:
             self.grad_norm = float(norm)
 
 
-class Stepper(Step):
-    """The former step of the node task: ``Stepper(model, optimizer, device, scaler)``, float16
-    autocast with gradient scaling when ``scaler`` is given, else float32. Kept for callers
-    outside graphflow; new code uses :class:`Step` and its ``precision``."""
-
-    def __init__(self, model: nn.Module, optimizer: torch.optim.Optimizer | None,
-                 device: torch.device | str, scaler: torch.amp.GradScaler | None = None):
-        super().__init__(model, optimizer, device,
-                         "fp16-mixed" if scaler is not None else "fp32", scaler=scaler)
-
-
 class Tally:
     """Means over an epoch's batches, each figure weighted by its batch's size."""
 

@@ -1,5 +1,5 @@
 """The one training Step: precision (fp32, bf16 autocast, fp16 refused on the CPU, auto),
-gradient clipping, and the former Stepper."""
+and gradient clipping."""
 
 from pathlib import Path
 
@@ -10,7 +10,7 @@ from torch import nn
 from graphflow.errors import ConfigError
 from graphflow.train import step as step_module
 from graphflow.train.optim import make_optimizer
-from graphflow.train.step import Step, Stepper, Tally, check_precision, resolve_precision
+from graphflow.train.step import Step, Tally, check_precision, resolve_precision
 
 CPU = torch.device("cpu")
 
@@ -101,14 +101,6 @@ def test_the_cpu_flags_are_read():
     expected = "avx512_bf16" in flags or "amx_bf16" in flags or "AMX" in capability \
         or "BF16" in capability
     assert step_module.cpu_has_native_bf16() == expected
-
-
-def test_the_former_stepper_is_fp32_without_a_scaler():
-    model, x, y = model_and_batch()
-    stepper = Stepper(model, torch.optim.SGD(model.parameters(), lr=0.1), CPU, None)
-    assert stepper.precision == "fp32" and stepper.scaler is None
-    from graphflow.train.node import Stepper as FromNode
-    assert FromNode is Stepper
 
 
 def test_tally_weighs_batches_by_size():

@@ -320,6 +320,8 @@ class LinkPrediction(SupervisedTask):
         o = self.options
         data = ctx.graph()
         split = typed_held_out(data, ctx.section)
+        # check_pipeline refuses these for a [model] that sets typed = True; a plugin's model
+        # that offers build_typed without the flag reaches this point
         if ctx.sampler is not None:
             raise ConfigError(f"[{ctx.section}] link_prediction on a typed graph trains full "
                               f"batch; remove the [sample] section")

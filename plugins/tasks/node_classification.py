@@ -257,6 +257,8 @@ class NodeClassification(SupervisedTask):
                       objective: Objective, feats: dict[str, torch.Tensor], targets: Targets,
                       generator: torch.Generator) -> Any:
         data = ctx.graph()
+        # check_pipeline refuses it for a [model] that sets typed = True; a plugin's model that
+        # offers build_typed without the flag reaches this point
         if ctx.world.distributed:
             raise ConfigError(f"[{ctx.section}] node classification on a typed graph runs in one "
                               f"process; drop --nproc")

@@ -70,6 +70,8 @@ import json
 import resource
 import sys
 import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -138,6 +140,52 @@ def budget(ours: dict[str, float], theirs: dict[str, float], goal: float = GOAL,
 
 STEP = ("sample", "forward", "backward", "adam")
 """The parts of graphflow's inline-sampled step (its first layer reads the table in place)."""
+
+
+@dataclass
+class PartTimes:
+    """Both sides' timed batches, part by part (:func:`time_parts`)."""
+
+    total: dict[str, dict[str, float]]  # side -> part -> sum over the timed batches
+    steps: dict[str, list[float]]  # side -> ms of each timed step, in batch order
+    calls: list[str]  # the order the sides' timed batches ran in
+    faults: int  # minor page faults over the timed batches, both sides
+
+    def ms(self, side: str, parts: Sequence[str], batches: int) -> dict[str, float]:
+        """``side``'s mean ms per batch of each of ``parts``."""
+        return {part: self.total[side][part] / batches * 1e3 for part in parts}
+
+
+def time_parts(sides: dict[str, Callable[[int], dict[str, float]]],
+               step: dict[str, Sequence[str]], warmup: int, batches: int,
+               first: Sequence[str] = ("dgl", "graphflow")) -> PartTimes:
+    """Run every side's batch ``i`` for ``warmup + batches`` batches, batch after batch in the
+    training thread, the order of the sides reversed every batch (``records.orders``), and
+    sum what the timed batches (after the warm-up) return.
+
+    :param sides: name -> a callable that runs batch ``i`` and returns the seconds of each of
+        its parts (and any other per-batch figure to sum, such as graphflow's ``flops``).
+    :param step: name -> the parts of that side's training step: each timed batch's
+        ``steps`` entry is their sum, in ms.
+    :param first: the sides in batch 0's order.
+    """
+    total: dict[str, dict[str, float]] = {name: {} for name in sides}
+    steps: dict[str, list[float]] = {name: [] for name in sides}
+    calls: list[str] = []
+    faults = 0
+    for i, order in enumerate(orders(first, warmup + batches)):
+        if i == warmup:
+            faults = -resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        for name in order:  # each side samples after the other's model step
+            took = sides[name](i)
+            if i < warmup:
+                continue
+            calls.append(name)
+            steps[name].append(batch_ms(took, step[name]) * 1e3)
+            for part, value in took.items():
+                total[name][part] = total[name].get(part, 0.0) + value
+    faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+    return PartTimes(total, steps, calls, faults)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -226,35 +274,14 @@ def main(argv: list[str] | None = None) -> int:
         return {"sample": t1 - t0, "gather": t2 - t1, "forward": t3 - t2, "backward": t4 - t3,
                 "adam": time.perf_counter() - t4}
 
-    total = dict.fromkeys(PARTS, 0.0)
-    peer_total = dict.fromkeys(DGL_PARTS, 0.0)
-    steps: dict[str, list[float]] = {"graphflow": [], "dgl": []}  # ms of each timed step
-    calls: list[str] = []  # the order the sides' timed batches ran in
-    flops = 0.0  # the dense products' float operations: forward, weight and input gradients
-    faults = 0
-    batch_orders = orders(["dgl", "graphflow"], a.warmup + a.batches)
     with cores.applied(plan):
-        for i in range(a.warmup + a.batches):
-            seeds = batch_seeds(order, i)
-            if i == a.warmup:
-                faults = -resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            # The two sides take turns going first: each samples after a model step.
-            for name in batch_orders[i]:
-                if name == "graphflow":
-                    took = ours(i, seeds)
-                else:
-                    peer_took = theirs(seeds)
-                if i >= a.warmup:
-                    calls.append(name)
-            if i >= a.warmup:
-                flops += took["flops"]
-                for part in PARTS:
-                    total[part] += took[part]
-                for part in DGL_PARTS:
-                    peer_total[part] += peer_took[part]
-                steps["graphflow"].append(batch_ms(took, STEP) * 1e3)
-                steps["dgl"].append(batch_ms(peer_took, DGL_PARTS) * 1e3)
-        faults += resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+        # The two sides take turns going first, on the same seeds.
+        timed = time_parts({"graphflow": lambda i: ours(i, batch_seeds(order, i)),
+                            "dgl": lambda i: theirs(batch_seeds(order, i))},
+                           {"graphflow": STEP, "dgl": DGL_PARTS}, a.warmup, a.batches)
+        steps, calls, faults = timed.steps, timed.calls, timed.faults
+        # the dense products' float operations: forward, weight and input gradients
+        flops = timed.total["graphflow"]["flops"]
         # The dense products of a few more batches on both sides, recorded (untimed, no
         # optimizer step), then replayed alone, the two sides alternating.
         recorder, peer_recorder = RecordProducts(), RecordProducts()
@@ -282,8 +309,8 @@ def main(argv: list[str] | None = None) -> int:
         peak_rate = peak(reps=a.peak_reps)
     alone = replayed.median("graphflow") / per * 1e3 if replayed else 0.0  # ms per batch
     peer_alone = replayed.median("dgl") / per * 1e3 if replayed else 0.0
-    ms = {part: total[part] / a.batches * 1e3 for part in PARTS}
-    dgl_ms = {part: peer_total[part] / a.batches * 1e3 for part in DGL_PARTS}
+    ms = timed.ms("graphflow", PARTS, a.batches)
+    dgl_ms = timed.ms("dgl", DGL_PARTS, a.batches)
     print(f"{nodes:,} nodes, {a.batches} batches of 1024 seeds, malloc {malloc}, "
           f"{plan.threads} training threads (DGL: {dgl_threads}):")
     print(f"  {'part':10s} {'graphflow':>10s} {'DGL':>8s}  (ms/batch)")

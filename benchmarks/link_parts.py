@@ -54,13 +54,13 @@ from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow.train.optim import make_optimizer  # noqa: E402
 from graphflow_plugins.samplers.neighbor import NeighborSampler  # noqa: E402
 
-from benchmarks.batch_parts import print_shares, product_rate, shares  # noqa: E402
+from benchmarks.batch_parts import print_shares, product_rate, shares, time_parts  # noqa: E402
 from benchmarks.linkpred import BATCH, FANOUTS, DGLSAGE, bce, build, encoder  # noqa: E402
 from benchmarks.products import RecordProducts, peak  # noqa: E402
 from benchmarks.products import flops as flops_of  # noqa: E402
 from benchmarks.products import race as race_products  # noqa: E402
 from benchmarks.records import load as load_average  # noqa: E402
-from benchmarks.records import orders, spread, write  # noqa: E402
+from benchmarks.records import spread, write  # noqa: E402
 
 PARTS = ("sample", "gather", "forward", "backward", "adam")
 
@@ -148,14 +148,14 @@ def main(argv: list[str] | None = None) -> int:
                                                 workers=0, rows=ours.accepts_rows))
         their_batches = iter(loader)
 
-        def ours_batch() -> dict[str, float]:
+        def ours_batch(_: int) -> dict[str, float]:
             t0 = time.perf_counter()
             mb = next(our_batches)
             took = {"sample": time.perf_counter() - t0, "gather": 0.0}
             step(our_loss, opt, took, mb)
             return took
 
-        def theirs_batch() -> dict[str, float]:
+        def theirs_batch(_: int) -> dict[str, float]:
             t0 = time.perf_counter()
             input_nodes, pair, neg, blocks = next(their_batches)
             t1 = time.perf_counter()
@@ -165,17 +165,8 @@ def main(argv: list[str] | None = None) -> int:
             return took
 
         sides = {"graphflow": ours_batch, "dgl": theirs_batch}
-        total = {name: dict.fromkeys(PARTS, 0.0) for name in sides}
-        steps: dict[str, list[float]] = {name: [] for name in sides}
-        calls: list[str] = []
-        for i, order in enumerate(orders(["dgl", "graphflow"], a.warmup + a.batches)):
-            for name in order:
-                took = sides[name]()
-                if i >= a.warmup:
-                    calls.append(name)
-                    steps[name].append(sum(took.values()) * 1e3)
-                    for part in PARTS:
-                        total[name][part] += took[part]
+        timed = time_parts(sides, dict.fromkeys(sides, PARTS), a.warmup, a.batches)
+        steps, calls = timed.steps, timed.calls
         # the dense products of a few more batches, both sides, recorded (no optimizer step)
         recorders = {name: RecordProducts() for name in sides}
         for _ in range(a.product_batches):
@@ -190,8 +181,7 @@ def main(argv: list[str] | None = None) -> int:
             peer_opt.zero_grad()
         replayed = race_products({n: r.calls for n, r in recorders.items()}, a.replay_rounds)
         peak_rate = peak(reps=a.peak_reps)
-    ms = {name: {part: v / a.batches * 1e3 for part, v in parts.items()}
-          for name, parts in total.items()}
+    ms = {name: timed.ms(name, PARTS, a.batches) for name in sides}
     alone = {name: replayed.median(name) / a.product_batches * 1e3 for name in sides}
     where = {name: shares(ms[name]["sample"], ms[name]["gather"],
                           ms[name]["forward"] + ms[name]["backward"], ms[name]["adam"],

@@ -121,3 +121,27 @@ def test_a_tiny_run_times_both_sides_shares_alternating_and_their_medians():
     assert out["replay"]["calls"] == ["graphflow", "dgl", "dgl", "graphflow"]
     assert out["peak"]["shape"] == [4096, 1024, 1024] and out["peak"]["gflops"] > 0
     assert "where the time goes" in done.stdout and "of the peak" in done.stdout
+
+
+def test_time_parts_sums_the_timed_batches_of_both_sides_alternating():
+    from benchmarks.batch_parts import time_parts
+
+    ran = []
+
+    def side(name, sample):
+        def batch(i):
+            ran.append((name, i))
+            return {"sample": sample * (i + 1), "adam": 1.0, "flops": 10.0}
+        return batch
+
+    timed = time_parts({"graphflow": side("graphflow", 2.0), "dgl": side("dgl", 3.0)},
+                       {"graphflow": ("sample",), "dgl": ("sample", "adam")}, warmup=1,
+                       batches=2)
+    # batch 0 (warm-up, not counted) DGL first, then graphflow first, then DGL first
+    assert ran == [("dgl", 0), ("graphflow", 0), ("graphflow", 1), ("dgl", 1), ("dgl", 2),
+                   ("graphflow", 2)]
+    assert timed.calls == ["graphflow", "dgl", "dgl", "graphflow"]
+    assert timed.steps == {"graphflow": [4e3, 6e3], "dgl": [7e3, 10e3]}  # ms: the step's parts
+    assert timed.total["graphflow"] == {"sample": 10.0, "adam": 2.0, "flops": 20.0}
+    assert timed.ms("dgl", ("sample", "adam"), 2) == {"sample": 7.5e3, "adam": 1e3}
+    assert timed.faults >= 0

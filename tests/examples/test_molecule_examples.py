@@ -44,3 +44,38 @@ def test_tox21_gin_virtual_runs(cli, tmp_path):
     assert err.count("SMILES do not parse in RDKit") == 1
     m = json.loads((tmp_path / "run.json").read_text())["metrics"]
     assert 0.5 < m["test_roc_auc"] <= 1
+
+
+def load_targets_script():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "make_molecule_targets", EXAMPLES / "data" / "make_molecule_targets.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_the_molecule_targets_are_rdkits_crippen_logp_and_tpsa(tmp_path):
+    script = load_targets_script()
+    rows, bad = script.targets(["CCO", "c1ccccc1", "not a smiles", "CC(=O)O"])
+    assert bad == [2]
+    assert rows[0] == ("CCO", -0.0014, 20.23)  # TPSA: one hydroxyl O, 20.23 Å² (Ertl)
+    assert rows[1] == ("c1ccccc1", 1.6866, 0.0)  # no N or O: no polar surface
+    assert rows[2] == ("CC(=O)O", 0.0909, 37.3)  # carbonyl 17.07 + hydroxyl 20.23
+
+
+def test_logp_gin_regression_runs_on_generated_targets(cli, tmp_path):
+    bbbp = shared_data("molecules", "bbbp.csv") / "bbbp.csv"
+    table = tmp_path / "targets.csv"
+    assert load_targets_script().write(bbbp, table, limit=200) == (200, 0)
+    code, out, err = cli("run", EXAMPLES / "logp_gin_regression.toml", "--out-dir",
+                         tmp_path / "run", *SMALL, "--set", f'load.path="{table}"')
+    assert code == 0, err
+    record = json.loads((tmp_path / "run" / "run.json").read_text())
+    m = record["metrics"]
+    assert {"test_mae", "test_rmse", "val_mae"} <= set(m) and 0 < m["test_mae"] <= m["test_rmse"]
+    report = record["reports"]["load"]
+    assert report["split"] == "scaffold" and report["molecules"] == 200
+    predictions = pq.read_table(tmp_path / "run" / "predictions.parquet")
+    assert predictions.num_rows == 200

@@ -311,8 +311,9 @@ def _settings(table: Any, src: str, base: Path) -> PipelineSettings:
             continue
         values[key] = coerce(value, hints[key], where=f"{src}: pipeline.{key}", base_dir=base)
     if "seeds" in values and "seed" in values:
-        raise ConfigError(f"{src}: pipeline.seed and pipeline.seeds both given: remove seed "
-                          f"(graphflow run --seeds replaces both)")
+        raise ConfigError(f"{src}: pipeline.seed and pipeline.seeds both given: keep one "
+                          f"(graphflow run --seeds replaces both; graphflow sweep takes "
+                          f"sweep.seeds)")
     if values.get("cores", 0) < 0:
         raise ConfigError(f"{src}: pipeline.cores: must be >= 0 (0 = torch's thread count), "
                           f"got {values['cores']}")

@@ -152,7 +152,8 @@ def test_seed_and_seeds_together_and_nproc_are_refused_in_one_line(tmp_path, cli
     code, _, err = cli("run", path)
     assert code == 1
     assert err.strip() == (f"graphflow: error: {path}: pipeline.seed and pipeline.seeds both "
-                           f"given: remove seed (graphflow run --seeds replaces both)")
+                           f"given: keep one (graphflow run --seeds replaces both; graphflow "
+                           f"sweep takes sweep.seeds)")
     code, _, err = cli("run", write(tmp_path), "--seeds", "0-1", "--nproc", "2")
     assert code == 1 and "not with --nproc" in err and len(err.strip().splitlines()) == 1
     code, _, err = cli("run", write(tmp_path), "--seeds", "1,1")

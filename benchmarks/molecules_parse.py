@@ -12,9 +12,9 @@ loader reads it through ``graphflow run``'s own path (a pipeline of one ``[load]
 
 Each figure is the ``load`` stage's seconds in the run's record. The temporary cache folder
 would also hold the machine's measured choices (graphflow.runtime.calibrate), which reading
-molecules never uses: the script turns measuring off (``GRAPHFLOW_CALIBRATE=off``). A repeated SMILES is parsed
-again (the loader does not deduplicate), so the work is that of 41k distinct molecules of
-the same sizes.
+molecules never uses: the script turns measuring off (``GRAPHFLOW_CALIBRATE=off``). A
+repeated SMILES is parsed again (the loader does not deduplicate), so the work is that of
+41k distinct molecules of the same sizes.
 
     python benchmarks/molecules_parse.py                    # 41,127 rows, 2 workers
     python benchmarks/molecules_parse.py --rows 100000 --workers 4

@@ -78,3 +78,11 @@ def test_monitor_picks_a_validation_figure(run_toml, kg_dir):
     assert len(val_mr) == 3 and all("val_hits@10" in e for e in lines if "val_mr" in e)
     best = int(result.ctx.metrics["best_epoch"])
     assert val_mr[best] == min(val_mr.values())  # minimised, as every *_mr figure
+
+
+def test_an_rgcn_encoder_trains_on_the_triples_graph(run_toml, kg_dir):
+    text = pipeline(kg_dir).replace('type = "distmult"\ndim = 8\ngamma = 4.0',
+                                    'type = "rgcn"\nhidden = 8').replace("batch_size = 8\n", "")
+    metrics = run_toml(text).ctx.metrics
+    assert 0 < metrics["test_mrr"] <= 1
+    assert {"test_mrr/next", "test_mrr/prev"} <= set(metrics)

@@ -14,6 +14,10 @@ before any data loads, worker starts or epoch runs, in one line::
 
     [train] link_prediction cannot run data-parallel (--nproc): ...; run it without --nproc
 
+An exporter option value that a kind of model cannot be exported with is declared here too
+(:data:`EXPORT_REFUSALS`, e.g. ``inputs = "block"`` for a typed model) and refused by the same
+check.
+
 :data:`ROWS` and :func:`table` turn the first-party tasks' declarations into the capability
 table of ``docs/capabilities.md`` (``python -m graphflow.capabilities --markdown`` prints
 it); ``tests/test_composition.py`` checks every cell of the same table, and that the page
@@ -115,6 +119,46 @@ def refuses(*features: str, reason: str, alternative: str,
     return tuple(Refusal(f, reason, alternative, frozenset(when)) for f in features)
 
 
+@dataclass(frozen=True)
+class ExportRefusal:
+    """An exporter option value that the model of a stage cannot be exported with.
+
+    :param exporters: the ``[[export]]`` types it concerns.
+    :param option: the exporter's option; :param value: its refused value.
+    :param reason: why, in a few words; :param alternative: what to do instead.
+    :param when: the conditions on the stage whose model is exported (as :class:`Refusal`'s).
+    """
+
+    exporters: tuple[str, ...]
+    option: str
+    value: Any
+    reason: str
+    alternative: str
+    when: frozenset[str] = frozenset()
+
+    def applies(self, spec: ComponentSpec, *, typed: bool, sampled: bool) -> bool:
+        holds = {"typed": typed, "untyped": not typed, "sampled": sampled, "full": not sampled}
+        return (spec.type in self.exporters
+                and getattr(spec.options, self.option, None) == self.value
+                and all(holds[c] for c in self.when))
+
+    def line(self, section: str, exporter: str, stage: str) -> str:
+        """``[export] onnx cannot export the typed model of [train] with inputs = "block":
+        reason; alternative``."""
+        kind = "typed " if "typed" in self.when else ""
+        return f'[{section}] {exporter} cannot export the {kind}model of [{stage}] with ' \
+               f'{self.option} = "{self.value}": {self.reason}; {self.alternative}'
+
+
+EXPORT_REFUSALS: tuple[ExportRefusal, ...] = (
+    ExportRefusal(("onnx", "torchscript"), "inputs", "block",
+                  reason="a typed model takes the whole typed graph, not sampled blocks",
+                  alternative='export it with inputs = "full"', when=frozenset({"typed"})),
+)
+"""Exporter options refused for the model they would export (checked by
+:func:`check_pipeline`; ``graphflow.portable`` refuses the same when called directly)."""
+
+
 NOT_DATA_PARALLEL = ("it has no data-parallel training yet",
                      "run it without --nproc (or with --nproc 1)")
 
@@ -189,8 +233,10 @@ def check_pipeline(config: PipelineConfig, *, nproc: int = 1, resume: bool = Fal
 
     Each ``[train]`` stage is checked for what it is asked (:func:`stage_features`); an
     ``[[export]]`` of embeddings, predictions or a portable model is refused when no stage
-    offers it (the message names the last stage). Called by ``graphflow validate``, and by
-    ``graphflow run`` and ``graphflow sweep`` before any data loads.
+    offers it (the message names the last stage), and an exporter option of
+    :data:`EXPORT_REFUSALS` when it holds for the last stage that offers it. Called by
+    ``graphflow validate``, and by ``graphflow run`` and ``graphflow sweep`` before any data
+    loads.
 
     :param nproc: the number of data-parallel processes (``--nproc``, or torchrun's world).
     :param resume: ``graphflow run --resume``.
@@ -217,6 +263,11 @@ def check_pipeline(config: PipelineConfig, *, nproc: int = 1, resume: bool = Fal
             train, r = found[-1]
             raise ConfigError(f"{r.line(train.task.section, train.task.type)} "
                               f"(asked by [{spec.section}] {spec.type})")
+        exported = [t for t, r in found if r is None][-1]  # the model the export writes
+        for e in EXPORT_REFUSALS:
+            if e.applies(spec, typed=stage_is_typed(exported),
+                         sampled=exported.sample is not None):
+                raise ConfigError(e.line(spec.section, spec.type, exported.task.section))
 
 
 def check_options(task_cls: type, table: dict[str, Any], section: str, task: str, *,
@@ -346,6 +397,11 @@ def markdown(registry: Any = None) -> str:
         lines.append(f"| {row_cells[0].row.label} | " + " | ".join(marks) + " |")
     lines += ["", "## Why not", ""]
     lines += [f"{i}. {n}" for i, n in enumerate(notes, 1)]
+    lines += ["", "## Exporter options", "",
+              "Refused when the pipeline is read, for the model the export would write:", ""]
+    lines += [f"- {' / '.join(f'`{x}`' for x in e.exporters)} with `{e.option} = "
+              f"\"{e.value}\"`: `{e.line('export', e.exporters[0], 'train')}`"
+              for e in EXPORT_REFUSALS]
     lines += ["", "## The features", "", "| feature | how it is asked for |", "| --- | --- |"]
     lines += [f"| {f.column} | {f.asked} |" for f in FEATURES.values()]
     lines += ["", "A third-party task declares its own refusals (`Task.refusals`, a tuple of "

@@ -108,3 +108,23 @@ def test_amp_asked_of_a_task_without_precision_gets_its_refusal_line(registry, t
         config(registry, tmp_path, '[train]\ntype = "no_amp"\namp = true\n')
     assert str(info.value) == ("[train] no_amp cannot train in mixed precision: it trains no "
                                "network; drop amp")
+
+
+@pytest.mark.parametrize("exporter", ["onnx", "torchscript"])
+def test_a_typed_model_exported_with_block_inputs_is_refused_by_validate(cli, tmp_path,
+                                                                          exporter):
+    def validate(model: str, inputs: str):
+        path = tmp_path / "p.toml"
+        path.write_text(f'[load]\ntype = "synthetic"\n[model]\ntype = "{model}"\n[train]\n'
+                        f'type = "node_classification"\n[[export]]\ntype = "{exporter}"\n'
+                        f'inputs = "{inputs}"\n')
+        return cli("validate", path)
+
+    code, _, err = validate("rgcn", "block")
+    assert code != 0 and "Traceback" not in err
+    assert err.strip().splitlines() == [
+        f'graphflow: error: [export.0] {exporter} cannot export the typed model of [train] with '
+        f'inputs = "block": a typed model takes the whole typed graph, not sampled blocks; '
+        f'export it with inputs = "full"']
+    assert validate("rgcn", "full")[0] == 0
+    assert validate("gcn", "block")[0] == 0  # block inputs are for untyped models

@@ -433,6 +433,7 @@ def _measure_gemm_with(threads: int) -> dict[str, Any]:
         torch.set_num_threads(before)
 
 
+@torch.enable_grad()  # the first product may come from a no_grad caller (inference)
 def measure_gemm(reps: int = 4) -> dict[str, Any]:
     """Time each bucket's representative product with both backends (see the docstring)."""
     from graphflow.sparse import gemm

@@ -19,7 +19,9 @@ Pipelines the task tests share (TOML text, small enough to train in a second or 
 :func:`node_pipeline` (node classification on a seeded 300-node SBM, :data:`NODE_SAMPLER`),
 :func:`link_pipeline` (link prediction on a 200-node SBM, :data:`LINK_SPLIT`,
 :data:`LINK_SAMPLER`) and :func:`graph_pipeline` (graph classification of the rings and paths
-collection in ``examples/data``, :data:`RINGS_PATHS`).
+collection in ``examples/data``, :data:`RINGS_PATHS`); and the runs whose model bundle the
+bundle, ``predict`` and ``serve`` tests read: :func:`bundle_node_pipeline` (with a fitted
+transform) and :func:`papers_link_pipeline` (original string ids).
 """
 
 from __future__ import annotations
@@ -383,3 +385,92 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return code, out, err
 
     return run
+
+
+BUNDLE_NODE_PIPELINE = """
+[pipeline]
+name = "{name}"
+seed = 0
+
+[load]
+type = "synthetic"
+kind = "sbm"
+nodes = {nodes}
+classes = 3
+features = {features}
+p_in = 0.05
+p_out = 0.005
+train = 0.3
+val = 0.2
+test = 0.5
+
+[[transform]]
+type = "normalize_features"
+method = "standard"
+
+[model]
+type = "{model}"
+hidden = {hidden}
+
+[train]
+type = "node_classification"
+epochs = {epochs}
+{extra}"""
+
+
+def bundle_node_pipeline(name: str = "tiny", model: str = "sage", nodes: int = 300,
+                         features: int = 8, hidden: int = 16, epochs: int = 3,
+                         extra: str = "") -> str:
+    """Node classification on a seeded SBM (3 classes, 30 / 20 / 50 % split) whose features
+    go through ``normalize_features`` (a fitted transform the bundle keeps).
+
+    :param extra: sections after ``[train]`` (``[[export]]``...).
+    """
+    return BUNDLE_NODE_PIPELINE.format(name=name, model=model, nodes=nodes, features=features,
+                                       hidden=hidden, epochs=epochs, extra=extra)
+
+
+PAPERS_LINK_PIPELINE = """
+[pipeline]
+name = "links"
+seed = 0
+
+[load]
+type = "edgelist"
+path = "{path}"
+delimiter = "tab"
+directed = false
+nodes = "{nodes}"
+
+[[transform]]
+type = "normalize_features"
+method = "standard"
+
+[[transform]]
+type = "link_split"
+val = 0.05
+test = 0.1
+
+[model]
+type = "sage"
+
+[train]
+type = "link_prediction"
+epochs = {epochs}
+{train}
+[[export]]
+type = "parquet"
+what = "links"
+"""
+
+
+def papers_link_pipeline(epochs: int = 3, train: str = "") -> str:
+    """Link prediction on ``examples/data/papers.tsv`` (string ids ``paper-0000``..., node
+    features from ``papers_nodes.parquet``), exporting the scored ``links``.
+
+    :param train: more lines of the ``[train]`` section (``score_pairs = "pairs.csv"``).
+    """
+    data = REPO_ROOT / "examples" / "data"
+    return PAPERS_LINK_PIPELINE.format(path=(data / "papers.tsv").as_posix(),
+                                       nodes=(data / "papers_nodes.parquet").as_posix(),
+                                       epochs=epochs, train=train)

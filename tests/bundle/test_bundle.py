@@ -11,36 +11,9 @@ from graphflow.bundle import load_bundle
 from graphflow.bundle.infer import node_outputs
 from graphflow.bundle.versions import compare
 from graphflow.errors import ConfigError, DataError
+from graphflow.testing import bundle_node_pipeline
 
-SBM = """
-[pipeline]
-name = "tiny"
-seed = 0
-
-[load]
-type = "synthetic"
-kind = "sbm"
-nodes = 300
-classes = 3
-features = 8
-p_in = 0.05
-p_out = 0.005
-train = 0.3
-val = 0.2
-test = 0.5
-
-[[transform]]
-type = "normalize_features"
-method = "standard"
-
-[model]
-type = "sage"
-hidden = 16
-
-[train]
-type = "node_classification"
-epochs = 3
-"""
+SBM = bundle_node_pipeline("tiny")
 
 
 @pytest.fixture(scope="module")

@@ -7,43 +7,14 @@ from pathlib import Path
 import pyarrow.parquet as pq
 import pytest
 
+from graphflow.testing import papers_link_pipeline
+
 pytest.importorskip("starlette")
 pytest.importorskip("httpx")
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
-LINKS = f"""
-[pipeline]
-name = "links"
-seed = 0
-
-[load]
-type = "edgelist"
-path = "{EXAMPLES / 'data' / 'papers.tsv'}"
-delimiter = "tab"
-directed = false
-nodes = "{EXAMPLES / 'data' / 'papers_nodes.parquet'}"
-
-[[transform]]
-type = "normalize_features"
-method = "standard"
-
-[[transform]]
-type = "link_split"
-val = 0.05
-test = 0.1
-
-[model]
-type = "sage"
-
-[train]
-type = "link_prediction"
-epochs = 2
-
-[[export]]
-type = "parquet"
-what = "links"
-"""
+LINKS = papers_link_pipeline(epochs=2)
 
 
 def test_link_model_scores_pairs_as_the_run_did(cli, tmp_path):

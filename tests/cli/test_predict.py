@@ -8,78 +8,14 @@ import pyarrow.csv as pcsv
 import pyarrow.parquet as pq
 import pytest
 
-from graphflow.testing import planetoid_dir
+from graphflow.testing import bundle_node_pipeline, papers_link_pipeline, planetoid_dir
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
-NODES = """
-[pipeline]
-name = "nodes"
-seed = 0
-
-[load]
-type = "synthetic"
-kind = "sbm"
-nodes = 300
-classes = 3
-features = 8
-p_in = 0.05
-p_out = 0.005
-train = 0.3
-val = 0.2
-test = 0.5
-
-[[transform]]
-type = "normalize_features"
-method = "standard"
-
-[model]
-type = "gcn"
-hidden = 16
-
-[train]
-type = "node_classification"
-epochs = 3
-
-[[export]]
-type = "parquet"
-what = "predictions"
-"""
-
-LINKS = f"""
-[pipeline]
-name = "links"
-seed = 0
-
-[load]
-type = "edgelist"
-path = "{EXAMPLES / 'data' / 'papers.tsv'}"
-delimiter = "tab"
-directed = false
-nodes = "{EXAMPLES / 'data' / 'papers_nodes.parquet'}"
-
-[[transform]]
-type = "normalize_features"
-method = "standard"
-
-[[transform]]
-type = "link_split"
-val = 0.05
-test = 0.1
-
-[model]
-type = "sage"
-
-[train]
-type = "link_prediction"
-epochs = 3
-score_pairs = "pairs.csv"
-
-[[export]]
-type = "parquet"
-what = "links"
-"""
+NODES = bundle_node_pipeline("nodes", model="gcn", extra='\n[[export]]\ntype = "parquet"\n'
+                                                      'what = "predictions"\n')
+LINKS = papers_link_pipeline(epochs=3, train='score_pairs = "pairs.csv"')
 
 PAIRS = "src,dst\npaper-0000,paper-0028\npaper-0001,paper-0043\npaper-0005,paper-0010\n"
 

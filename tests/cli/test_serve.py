@@ -12,35 +12,9 @@ import time
 import httpx
 import pytest
 
-SBM = """
-[pipeline]
-name = "served"
-seed = 0
+from graphflow.testing import bundle_node_pipeline
 
-[load]
-type = "synthetic"
-kind = "sbm"
-nodes = 200
-classes = 3
-features = 6
-p_in = 0.05
-p_out = 0.005
-train = 0.3
-val = 0.2
-test = 0.5
-
-[[transform]]
-type = "normalize_features"
-method = "standard"
-
-[model]
-type = "sage"
-hidden = 8
-
-[train]
-type = "node_classification"
-epochs = 2
-"""
+SBM = bundle_node_pipeline("served", nodes=200, features=6, hidden=8, epochs=2)
 
 
 def free_port() -> int:

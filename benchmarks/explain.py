@@ -1,15 +1,24 @@
-"""Explanations with ground truth: graphflow's GNNExplainer vs PyG's on the same weights.
+"""Explanations with ground truth: graphflow's explainers vs PyG's on the same weights.
 
 BA-Shapes (Ying et al. 2019; ``graphflow.io.motifs``: a Barabási–Albert base of 300 nodes,
 ``--motifs`` houses, ``--noise`` random edges) and the paper's 3-layer GCN (20 units a
 layer, ReLU, a linear head; PyG's ``gnn_explainer_ba_shapes`` example: Adam ``lr``, weight
 decay 5e-3, ``--train-epochs`` full-batch epochs on 80% of the nodes). The trained weights
 are copied into the same network built from ``torch_geometric.nn.GCNConv``, and every motif
-node is explained by both sides with the same settings (100 epochs, Adam lr 0.01, PyG's
-default coefficients, a feature mask shared by the nodes: PyG ``common_attributes``):
-graphflow batched over the union of the nodes' computation subgraphs
-(:mod:`graphflow.explain.gnnexplainer`), PyG one ``Explainer`` call per node. The sides
-alternate (``benchmarks/records.py``), so background load hits both alike.
+node is explained by both sides with the same method and settings (``--method``):
+
+* ``gnnexplainer`` (default): 100 epochs, Adam lr 0.01, PyG's default coefficients, a
+  feature mask shared by the nodes (PyG ``common_attributes``); graphflow batched over the
+  union of the nodes' computation subgraphs (:mod:`graphflow.explain.gnnexplainer`), PyG
+  one ``Explainer`` call per node;
+* ``pgexplainer``: the mask generator trained on every motif node, 30 epochs, Adam lr
+  0.003, PyG's default coefficients and temperatures, then every node explained;
+  graphflow one Adam step per batch of 64 nodes (:mod:`graphflow.explain.pgexplainer`),
+  PyG one per node (``PGExplainer.train`` per node and epoch, as its example does). The
+  embeddings: graphflow the last hidden layer (the third convolution after its ReLU),
+  PyG its own choice, the last message-passing layer's output (before the ReLU).
+
+The sides alternate (``benchmarks/records.py``), so background load hits both alike.
 
 Figures: the explanation ROC-AUC against the motif edges (each explained node's
 computation-subgraph edges pooled, as PyG's example computes it), seconds per explained
@@ -17,10 +26,11 @@ node (median, min, max of the repetitions) and their ratio (PyG / graphflow), th
 accuracy.
 
     pip install torch_geometric -c constraints.txt
-    flock /tmp/graphflow-bench.lock python benchmarks/explain.py [--reps 1] [--record]
+    flock /tmp/graphflow-bench.lock python benchmarks/explain.py [--method pgexplainer] \
+        [--reps 1] [--record]
 
-``--tiny`` makes a graph of 8 motifs and trains 20 epochs (what the test runs). The last
-output line is one JSON object with the figures.
+``--tiny`` makes a graph of 8 motifs, trains 20 epochs and explains with few epochs (what
+the test runs). The last output line is one JSON object with the figures.
 """
 
 from __future__ import annotations
@@ -40,6 +50,7 @@ if str(ROOT) not in sys.path:
 from benchmarks.records import alternate, load, ratio_spread, spread, write  # noqa: E402
 from graphflow.explain.gnnexplainer import gnn_explainer  # noqa: E402
 from graphflow.explain.metrics import roc_auc  # noqa: E402
+from graphflow.explain.pgexplainer import pg_explainer  # noqa: E402
 from graphflow.io.motifs import ba_shapes  # noqa: E402
 from graphflow.nn.gcn import GCNConv  # noqa: E402
 from graphflow.nn.stack import add_self_loops  # noqa: E402
@@ -55,11 +66,15 @@ class PaperGCN(nn.Module):
                                     GCNConv(hidden, hidden)])
         self.lin = nn.Linear(hidden, classes)
 
-    def forward(self, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+    def hidden(self, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+        """(N, hidden) the last hidden layer: what the head reads."""
         a = add_self_loops(adj)
         for conv in self.convs:
             x = torch.relu(conv(a, x))
-        return self.lin(x)
+        return x
+
+    def forward(self, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+        return self.lin(self.hidden(adj, x))
 
 
 def pyg_twin(model: PaperGCN):
@@ -113,7 +128,13 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--noise", type=float, default=0.1)
     p.add_argument("--train-epochs", type=int, default=1000)
     p.add_argument("--lr", type=float, default=0.01)
-    p.add_argument("--epochs", type=int, default=100, help="explainer epochs")
+    p.add_argument("--method", choices=("gnnexplainer", "pgexplainer"), default="gnnexplainer",
+                   help="the explainer, on both sides (default gnnexplainer)")
+    p.add_argument("--epochs", type=int,
+                   help="explainer epochs (default: 100 gnnexplainer, 30 pgexplainer)")
+    p.add_argument("--sides", default="graphflow,pyg",
+                   help="the sides to run, comma-separated (default graphflow,pyg; "
+                        "graphflow alone gives its ROC-AUC without PyG's run)")
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--tiny", action="store_true")
     p.add_argument("--threads", type=int, default=0)
@@ -121,50 +142,79 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--record", action="store_true", help="save under benchmarks/results/")
     a = p.parse_args(argv)
     if a.tiny:
-        a.motifs, a.train_epochs, a.epochs = 8, 20, 5
+        a.motifs, a.train_epochs = 8, 20
+        a.epochs = a.epochs or (5 if a.method == "gnnexplainer" else 2)
+    a.epochs = a.epochs or (100 if a.method == "gnnexplainer" else 30)
     if a.threads:
         torch.set_num_threads(a.threads)
-    from torch_geometric.explain import Explainer, GNNExplainer
-
+    chosen = [name.strip() for name in a.sides.split(",") if name.strip()]
+    if not chosen or set(chosen) - {"graphflow", "pyg"}:
+        p.error(f"--sides {a.sides}: choose from graphflow, pyg")
     before = load()
     g = ba_shapes(motifs=a.motifs, noise=a.noise, seed=a.seed)
     model, adj, acc = train(g, a)
-    twin = pyg_twin(model)
     edge_index = torch.stack([g.src, g.dst])
-    with torch.no_grad():
-        assert torch.allclose(twin(g.feat, edge_index), model(adj, g.feat), atol=1e-4)
+    if "pyg" in chosen:
+        from torch_geometric.explain import Explainer, GNNExplainer, PGExplainer
+
+        twin = pyg_twin(model)
+        with torch.no_grad():
+            assert torch.allclose(twin(g.feat, edge_index), model(adj, g.feat), atol=1e-4)
     nodes = (g.label > 0).nonzero().squeeze(1)  # every motif node
-    explainer = Explainer(model=twin, algorithm=GNNExplainer(epochs=a.epochs, lr=0.01),
-                          explanation_type="model", node_mask_type="common_attributes",
-                          edge_mask_type="object",
-                          model_config=dict(mode="multiclass_classification",
-                                            task_level="node", return_type="raw"))
+    config = dict(mode="multiclass_classification", task_level="node", return_type="raw")
     scores: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
     calls: list[str] = []
 
+    def pooled(explain) -> tuple[torch.Tensor, torch.Tensor]:
+        preds, truth = [], []
+        for node in nodes.tolist():  # PyG explains one node per call
+            e = explain(node)
+            hard = e.edge_mask > 0
+            preds.append(e.edge_mask[hard])
+            truth.append(g.motif_edge[hard])
+        return torch.cat(preds), torch.cat(truth)
+
     def ours(rep: int) -> None:
-        exp = gnn_explainer(model, adj, g.feat, nodes, hops=3, epochs=a.epochs, seed=rep)
+        if a.method == "gnnexplainer":
+            exp = gnn_explainer(model, adj, g.feat, nodes, hops=3, epochs=a.epochs, seed=rep)
+        else:
+            with torch.no_grad():
+                z = model.hidden(adj, g.feat)
+            exp = pg_explainer(model, adj, g.feat, nodes, hops=3, embeddings=z,
+                               epochs=a.epochs, seed=rep)
         scores["graphflow"] = (exp.edge_mask, g.motif_edge[exp.edge_ids])
         calls.append("graphflow")
 
     def pyg(rep: int) -> None:
         torch.manual_seed(rep)
-        preds, truth = [], []
-        for node in nodes.tolist():  # PyG explains one node per call
-            e = explainer(g.feat, edge_index, index=node)
-            hard = e.edge_mask > 0
-            preds.append(e.edge_mask[hard])
-            truth.append(g.motif_edge[hard])
-        scores["pyg"] = (torch.cat(preds), torch.cat(truth))
+        if a.method == "gnnexplainer":
+            explainer = Explainer(model=twin, algorithm=GNNExplainer(epochs=a.epochs, lr=0.01),
+                                  explanation_type="model", node_mask_type="common_attributes",
+                                  edge_mask_type="object", model_config=config)
+            scores["pyg"] = pooled(lambda node: explainer(g.feat, edge_index, index=node))
+        else:
+            algorithm = PGExplainer(epochs=a.epochs, lr=0.003)
+            explainer = Explainer(model=twin, algorithm=algorithm,
+                                  explanation_type="phenomenon", edge_mask_type="object",
+                                  model_config=config)
+            with torch.no_grad():
+                target = twin(g.feat, edge_index).argmax(-1)  # the model's predictions
+            for epoch in range(a.epochs):
+                for node in nodes.tolist():  # PyG trains one node per step
+                    algorithm.train(epoch, twin, g.feat, edge_index, target=target,
+                                    index=node)
+            scores["pyg"] = pooled(lambda node: explainer(g.feat, edge_index, target=target,
+                                                          index=node))
         calls.append("pyg")
 
     def progress(name: str, rep: int, seconds: float) -> None:
         print(f"rep {rep + 1} {name}: {seconds:.2f} s, ROC-AUC "
               f"{roc_auc(*scores[name]):.4f}", file=sys.stderr, flush=True)
 
-    times = alternate({"graphflow": ours, "pyg": pyg}, a.reps, on_time=progress)
+    sides = {"graphflow": ours, "pyg": pyg}
+    times = alternate({name: sides[name] for name in chosen}, a.reps, on_time=progress)
     per_node = {n: [s / nodes.numel() for s in t] for n, t in times.items()}
-    result = {"data": f"ba_shapes(motifs={a.motifs}, noise={a.noise})",
+    result = {"method": a.method, "data": f"ba_shapes(motifs={a.motifs}, noise={a.noise})",
               "nodes": g.num_nodes, "explained": int(nodes.numel()),
               "settings": {k: getattr(a, k) for k in ("train_epochs", "lr", "epochs", "reps",
                                                       "seed")},
@@ -172,9 +222,11 @@ def main(argv: list[str] | None = None) -> dict:
               "roc_auc": {n: round(roc_auc(*s), 4) for n, s in scores.items()},
               **{f"{n}_s_per_node": round(spread(t)["median"], 5) for n, t in per_node.items()},
               "per_node_spread": {n: spread(t) for n, t in per_node.items()},
-              "ratio_spread": ratio_spread(times["pyg"], times["graphflow"])}
+              **({"ratio_spread": ratio_spread(times["pyg"], times["graphflow"])}
+                 if len(times) == 2 else {})}
     if a.record:
-        write("explain", result, load_before=before)
+        write("explain" if a.method == "gnnexplainer" else f"explain_{a.method}", result,
+              load_before=before)
     print(json.dumps(result))
     return result
 

@@ -1,9 +1,10 @@
-"""``graphflow explain RUN_DIR --data PIPELINE.toml --nodes FILE``: why the model predicted.
+"""``graphflow explain RUN_DIR --data PIPELINE.toml --nodes FILE`` (or ``--graphs FILE`` for a
+graph model): why the model predicted.
 
 The data pipeline's ``[pipeline]``, ``[load]`` and ``[[transform]]`` sections give the graph,
 run as ``graphflow predict`` runs them (a ``predict`` stage on the bundle: its fitted
 transform state, its checks, ``run.json``); the method then explains the bundle's
-predictions at the named nodes (original ids) and writes importances with original ids
+predictions at the named nodes or graphs (original ids) and writes importances with original ids
 (:mod:`graphflow.explain.run`, docs/explain.md).
 """
 
@@ -23,11 +24,16 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
                    help="a training run's out_dir (its model/ bundle), or a bundle folder")
     p.add_argument("--data", type=Path, required=True, metavar="PIPELINE",
                    help="pipeline TOML whose [load] and [[transform]] sections give the graph")
-    p.add_argument("--nodes", type=Path, required=True, metavar="FILE",
-                   help="nodes to explain: Parquet / CSV (column id) / .txt of original ids")
+    which = p.add_mutually_exclusive_group(required=True)
+    which.add_argument("--nodes", type=Path, metavar="FILE",
+                       help="node models: nodes to explain: Parquet / CSV (column id) / .txt "
+                            "of original ids")
+    which.add_argument("--graphs", type=Path, metavar="FILE",
+                       help="graph models: graphs of the collection to explain: Parquet / CSV "
+                            "(column id) / .txt of original graph ids")
     p.add_argument("--method", default="gnnexplainer",
-                   help="a registered explainer: gnnexplainer (default), saliency, ig "
-                        "(integrated gradients); graphflow plugins lists them")
+                   help="a registered explainer: gnnexplainer (default), pgexplainer, "
+                        "saliency, ig (integrated gradients); graphflow plugins lists them")
     p.add_argument("--out", type=Path, metavar="DIR",
                    help="output folder (default: RUN_DIR/explain)")
     p.add_argument("--format", choices=("parquet", "csv"), default="parquet",
@@ -54,7 +60,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from graphflow.bundle.load import read_meta
     from graphflow.config import validate_config
     from graphflow.errors import ConfigError
-    from graphflow.explain.run import check_method, explain_nodes, write_explanation
+    from graphflow.explain.run import check_method, explain_targets, write_explanation
     from graphflow.manager import create_host
     from graphflow.options import parse_options
     from graphflow.runner import run_pipeline
@@ -64,6 +70,12 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ConfigError(f"--top-k {args.top_k}: must be >= 1")
     folder = find_bundle(args.run_dir, args.stage)
     kind = read_meta(folder)["kind"]
+    if kind == "graph" and args.graphs is None:
+        raise ConfigError(f"--nodes: the bundle in {args.run_dir} is a graph model; name the "
+                          f"graphs of the collection to explain with --graphs FILE")
+    if kind != "graph" and args.graphs is not None:
+        raise ConfigError(f"--graphs: the bundle in {args.run_dir} is a {kind} model; "
+                          f"--graphs FILE names graphs to explain for graph models")
     host = create_host()
     cls = check_method(host.registry, args.method, kind)
     values = {k: v for k, v in (("epochs", args.epochs), ("lr", args.lr),
@@ -88,11 +100,15 @@ def cmd_explain(args: argparse.Namespace) -> int:
         result = run_pipeline(config, host, quiet=True)
     data = result.ctx.data
     bundle = load_bundle(args.run_dir, stage=args.stage, host=host)
-    targets = lookup(data.ids, read_id_file(args.nodes), what=f"{args.nodes}: node id")
-    exp, model, inputs = explain_nodes(bundle, data, targets, explainer)
+    if args.graphs is not None:
+        targets = lookup(data.graphs.ids, read_id_file(args.graphs, "graph"),
+                         what=f"{args.graphs}: graph id", member="a graph of the collection")
+    else:
+        targets = lookup(data.ids, read_id_file(args.nodes), what=f"{args.nodes}: node id")
+    exp, model, inputs = explain_targets(bundle, data, targets, explainer)
     summary = write_explanation(out, exp, data, model, inputs, top_k=args.top_k,
                                 fmt=args.format)
-    print(f"graphflow: explained {summary['targets']} nodes with {args.method} "
+    print(f"graphflow: explained {summary['targets']} {inputs.level}s with {args.method} "
           f"({folder})")
     print(f"  fidelity+={summary['fidelity_plus']:.4g}  fidelity-="
           f"{summary['fidelity_minus']:.4g}  characterization="

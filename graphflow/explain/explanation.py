@@ -10,12 +10,13 @@ import torch
 
 @dataclass
 class Explanation:
-    """Importances for ``T`` explained targets (nodes), over their computation subgraphs.
+    """Importances for ``T`` explained targets (nodes, or a collection's graphs), over their
+    computation subgraphs (a graph's: the whole graph).
 
     Edges are listed per target (an edge in the subgraphs of two targets appears twice, once
     with each target's importance):
 
-    :ivar targets: int64 (T,) the explained nodes (internal ids).
+    :ivar targets: int64 (T,) the explained nodes (internal ids) or graphs (positions).
     :ivar target_class: int64 (T,) the class explained (the model's prediction by default).
     :ivar edge_target: int64 (M,) position in ``targets`` of each listed edge.
     :ivar edge_ids: int64 (M,) the graph's edge id (DGL edge id) of each listed edge.
@@ -55,11 +56,30 @@ class GraphInputs:
     """What an explainer reads besides the model: the graph and features the model runs on.
 
     :ivar adj: the full graph's :class:`~graphflow.sparse.Adjacency` (as the model was
-        trained on it: its own edge values, if any).
+        trained on it: its own edge values, if any), or a collection's.
     :ivar x: float32 (N, F) input features.
-    :ivar hops: the model's depth L (its computation subgraphs span L hops).
+    :ivar hops: the model's depth L (a node's computation subgraph spans L hops).
+    :ivar graph_ptr: int64 (G + 1,) node offsets of a collection's graphs when the model
+        is a graph model (its targets are graphs, each explained over its whole graph);
+        None for a node model.
+    :ivar embeddings: float32 (N, D) node embeddings computed on the unmasked graph, for
+        methods that read them (PGExplainer): a node model's last hidden layer, a graph
+        model's node vectors before the read-out; None when the model has no such layer.
     """
 
     adj: Any
     x: torch.Tensor
     hops: int
+    graph_ptr: torch.Tensor | None = None
+    embeddings: torch.Tensor | None = None
+
+    @property
+    def level(self) -> str:
+        """``"graph"`` for a graph model's inputs, else ``"node"``."""
+        return "node" if self.graph_ptr is None else "graph"
+
+    def units(self, targets: torch.Tensor) -> Any:
+        """The targets' union (:func:`graphflow.explain.subgraph.make_units`)."""
+        from graphflow.explain.subgraph import make_units
+
+        return make_units(self.adj, targets, self.hops, self.graph_ptr)

@@ -32,7 +32,7 @@ import torch
 import torch.nn.functional as F
 
 from graphflow.explain.explanation import Explanation
-from graphflow.explain.subgraph import ComputationGraphs, computation_graphs
+from graphflow.explain.subgraph import make_units
 from graphflow.sparse import Adjacency
 
 COEFFS: dict[str, float] = {"edge_size": 0.005, "edge_ent": 1.0, "node_feat_size": 1.0,
@@ -54,12 +54,16 @@ def _per_target_mean(v: torch.Tensor, group: torch.Tensor, count: torch.Tensor) 
 def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torch.Tensor, *,
                   hops: int, epochs: int = 100, lr: float = 0.01, batch: int = 256,
                   target_class: torch.Tensor | None = None, feature_mask: bool = True,
-                  coeffs: dict[str, float] | None = None, seed: int = 0) -> Explanation:
+                  coeffs: dict[str, float] | None = None, seed: int = 0,
+                  graph_ptr: torch.Tensor | None = None) -> Explanation:
     """Explain ``model``'s outputs at ``targets`` (int64 (T,)) on the graph ``adj`` with
     features ``x`` (N, F).
 
-    :param model: ``model(adj, x) -> (N, C)`` logits (a graphflow model in eval mode).
+    :param model: ``model(adj, x) -> (N, C)`` logits (a graphflow model in eval mode), or
+        with ``graph_ptr`` a graph model, ``model(batch) -> (scores (B, C), ...)``.
     :param hops: the model's depth L (its computation subgraphs are L hops).
+    :param graph_ptr: a collection's node offsets (G + 1,): the targets are its graphs,
+        each masked over its whole graph (:func:`~graphflow.explain.subgraph.make_units`).
     :param target_class: (T,) classes to explain; default: the model's predictions.
     :param batch: targets per union (one forward pass each epoch).
     :param feature_mask: learn the feature mask too (the paper does).
@@ -70,14 +74,14 @@ def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torc
     targets = targets.to(torch.int64)
     n, width = x.shape
     std = torch.nn.init.calculate_gain("relu") * math.sqrt(2.0 / (2 * n))
-    parts: list[tuple[ComputationGraphs, torch.Tensor, torch.Tensor | None, torch.Tensor]] = []
+    parts: list[tuple[Any, torch.Tensor, torch.Tensor | None, torch.Tensor]] = []
     for start in range(0, targets.numel(), batch):  # over batches of targets
         t = targets[start:start + batch]
-        cg = computation_graphs(adj, t, hops)
+        cg = make_units(adj, t, hops, graph_ptr)
         xs = x[cg.node]  # (U, F)
         with torch.no_grad():
             if target_class is None:
-                y = model(cg.adjacency(), xs)[cg.target_node].argmax(-1)  # (b,)
+                y = cg.outputs(model, cg.adjacency(), xs).argmax(-1)  # (b,)
             else:
                 y = target_class[start:start + batch].to(torch.int64)
         edge_param = (torch.randn(cg.num_edges, generator=gen) * std).requires_grad_()
@@ -96,7 +100,7 @@ def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torc
             if feat_param is not None:
                 fm = feat_param.sigmoid()  # (b, F)
                 h = xs * fm[cg.node_target]
-            out = model(cg.adjacency(em), h)[cg.target_node]  # (b, C)
+            out = cg.outputs(model, cg.adjacency(em), h)  # (b, C)
             loss = F.cross_entropy(out, y, reduction="sum")
             loss = loss + c["edge_size"] * em.sum()
             loss = loss + c["edge_ent"] * _per_target_mean(_entropy(em, eps), cg.edge_target,

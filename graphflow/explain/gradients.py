@@ -25,7 +25,7 @@ import torch
 from graphflow.errors import ConfigError
 from graphflow.explain.explanation import Explanation
 from graphflow.explain.gnnexplainer import _collect
-from graphflow.explain.subgraph import computation_graphs
+from graphflow.explain.subgraph import make_units
 from graphflow.sparse import Adjacency
 
 Forward = Callable[[Adjacency, torch.Tensor], torch.Tensor]
@@ -43,11 +43,14 @@ def _captum():
 def gradient_attributions(model: Forward, adj: Adjacency, x: torch.Tensor,
                           targets: torch.Tensor, *, hops: int, method: str = "ig",
                           n_steps: int = 50, batch: int = 256,
-                          target_class: torch.Tensor | None = None) -> Explanation:
+                          target_class: torch.Tensor | None = None,
+                          graph_ptr: torch.Tensor | None = None) -> Explanation:
     """Saliency (``method="saliency"``) or integrated gradients (``"ig"``) for ``targets``.
 
     :param model: ``model(adj, x) -> (N, C)`` logits, in eval mode.
     :param hops: the model's depth L.
+    :param graph_ptr: a collection's node offsets: the targets are its graphs, and ``model``
+        a graph model (:func:`~graphflow.explain.gnnexplainer.gnn_explainer`).
     :param n_steps: integrated gradients' steps (Gauss–Legendre, Captum's default).
     """
     attr = _captum()
@@ -57,19 +60,19 @@ def gradient_attributions(model: Forward, adj: Adjacency, x: torch.Tensor,
     parts, deltas = [], []
     for start in range(0, targets.numel(), batch):  # over batches of targets
         t = targets[start:start + batch]
-        cg = computation_graphs(adj, t, hops)
+        cg = make_units(adj, t, hops, graph_ptr)
         xs = x[cg.node].float()  # (U, F)
         w = torch.ones(cg.num_edges)
         with torch.no_grad():
             if target_class is None:
-                y = model(cg.adjacency(), xs)[cg.target_node].argmax(-1)
+                y = cg.outputs(model, cg.adjacency(), xs).argmax(-1)
             else:
                 y = target_class[start:start + batch].to(torch.int64)
 
         def forward(xb: torch.Tensor, wb: torch.Tensor) -> torch.Tensor:
             # (S, U, F), (S, Eu) -> (S,): the sum over targets of their class's logit; the
             # copies are disjoint, so each copy's gradient comes from its own target only.
-            outs = [model(cg.adjacency(wb[s]), xb[s])[cg.target_node].gather(
+            outs = [cg.outputs(model, cg.adjacency(wb[s]), xb[s]).gather(
                 1, y[:, None]).sum() for s in range(xb.shape[0])]  # over steps, not nodes
             return torch.stack(outs)
 

@@ -1,13 +1,15 @@
-"""Explain a bundle's predictions on a loaded graph, and write the results with original ids.
+"""Explain a bundle's predictions on a loaded graph or collection, and write the results
+with original ids.
 
 What ``graphflow explain`` runs after the data pipeline (:mod:`graphflow.cli.explain`):
 the method (a registered :class:`~graphflow.components.Explainer`) checked against the
 bundle's kind, the explanation, and the files:
 
 * ``edges.{parquet,csv}``: ``target, src, dst, edge, importance, top_k`` per edge of each
-  target's computation subgraph (original node ids; ``edge`` the graph's edge index);
+  target's computation subgraph (original node ids, a graph target's original graph id;
+  ``edge`` the graph's edge index);
 * ``features.{parquet,csv}``: ``target, feature, importance`` (feature column index);
-* ``explain.json``: the method, the targets, fidelity+ / fidelity- and the
+* ``explain.json``: the method, the level (node or graph), the targets, fidelity+ / fidelity- and the
   characterization score of the top-k subgraphs (:mod:`graphflow.explain.metrics`).
 """
 
@@ -54,29 +56,56 @@ def model_depth(module: Any, meta: dict[str, Any]) -> int:
                       "it for the computation subgraphs")
 
 
-def explain_nodes(bundle: Any, data: GraphData, targets: torch.Tensor,
-                  explainer: Any) -> tuple[Explanation, Any, GraphInputs]:
-    """``explainer``'s explanation of a node bundle's predictions at ``targets`` (internal
-    ids), with the model and the inputs it ran on."""
+def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor,
+                    explainer: Any) -> tuple[Explanation, Any, GraphInputs]:
+    """``explainer``'s explanation of a bundle's predictions at ``targets``: nodes
+    (internal ids) of a node model, or graphs (positions in the collection) of a graph
+    model; with the model and the inputs it ran on."""
+    from graphflow.bundle.infer import node_embeddings
     from graphflow.sparse.indexed_rows import materialize
 
     adj, x = bundle.inputs(data)
     model = bundle.model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
-    inputs = GraphInputs(adj=adj, x=materialize(x).float(),
-                         hops=model_depth(model, bundle.meta))
+    x = materialize(x).float()
+    if bundle.kind == "graph":
+        kind = bundle.model_info.get("target_kind", "classes")
+        if kind != "classes":
+            raise ConfigError(f"explain: the bundle's graph model predicts {kind}; "
+                              f"explanations are of a class (graph classification models)")
+        ptr = data.graphs.graph_ptr
+        inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model.encoder, bundle.meta),
+                             graph_ptr=ptr, embeddings=_graph_node_vectors(model, adj, x, ptr))
+    else:
+        inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model, bundle.meta),
+                             embeddings=node_embeddings(model, adj, x)[0])
     return explainer.explain(model, inputs, targets), model, inputs
+
+
+@torch.no_grad()
+def _graph_node_vectors(model: Any, adj: Any, x: torch.Tensor,
+                        graph_ptr: torch.Tensor) -> torch.Tensor:
+    """(N, D) a graph model's last node vectors (what its read-out reads last), every graph
+    of the collection in one block-diagonal batch."""
+    from graphflow.graphs.batch import GraphBatcher
+
+    batcher = GraphBatcher(adj, graph_ptr, x)
+    batch = batcher.batch(torch.arange(batcher.num_graphs))
+    return model.node_vectors(batch)[-1].float()
 
 
 def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any,
                       inputs: GraphInputs, *, top_k: int, fmt: str) -> dict[str, Any]:
-    """Write ``edges``, ``features`` and ``explain.json`` into ``out``; return the summary."""
+    """Write ``edges``, ``features`` and ``explain.json`` into ``out``; return the summary.
+
+    ``target`` holds the explained nodes' original ids, or the graphs' (a graph model's)."""
     src, dst = data.graph.find_edges(exp.edge_ids)
     ids = data.ids.to_arrow()
+    target_ids = ids if inputs.graph_ptr is None else data.graphs.ids
     top = exp.top_k(top_k)
     edges = pa.table({
-        "target": ids.take(pa.array(exp.targets[exp.edge_target].numpy())),
+        "target": target_ids.take(pa.array(exp.targets[exp.edge_target].numpy())),
         "src": ids.take(pa.array(src.numpy())), "dst": ids.take(pa.array(dst.numpy())),
         "edge": pa.array(exp.edge_ids.numpy()), "importance": pa.array(exp.edge_mask.numpy()),
         "top_k": pa.array(top.numpy())})
@@ -84,13 +113,14 @@ def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any,
     if exp.feature_mask is not None:
         t, f = exp.feature_mask.shape
         feats = pa.table({
-            "target": ids.take(pa.array(exp.targets.repeat_interleave(f).numpy())),
+            "target": target_ids.take(pa.array(exp.targets.repeat_interleave(f).numpy())),
             "feature": pa.array(torch.arange(f).repeat(t).numpy()),
             "importance": pa.array(exp.feature_mask.reshape(-1).numpy())})
         written.append(_write_table(out / f"features.{fmt}", feats, fmt))
     pos, neg = fidelity(model, inputs.adj, inputs.x, _hard(exp), inputs.hops,
-                        edge_mask=top.float())
-    summary = {"method": exp.method, "targets": int(exp.targets.numel()), "top_k": top_k,
+                        edge_mask=top.float(), graph_ptr=inputs.graph_ptr)
+    summary = {"method": exp.method, "level": inputs.level,
+               "targets": int(exp.targets.numel()), "top_k": top_k,
                "fidelity_plus": pos, "fidelity_minus": neg,
                "characterization": characterization_score(pos, neg),
                "files": [str(p) for p in written]}

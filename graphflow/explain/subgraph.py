@@ -1,4 +1,14 @@
-"""The L-hop computation subgraphs of many targets, as one disjoint union.
+"""What an explanation masks: the targets' computation subgraphs, as one disjoint union.
+
+* :func:`computation_graphs`: node targets, each with its L-hop computation subgraph;
+* :func:`member_graphs`: graph targets (members of a collection), each with its whole graph;
+* :func:`make_units`: either, from the full graph and the targets.
+
+Both give the same interface (``node``, ``node_target``, ``edge_ids``, ``edge_target``,
+``edge_src`` / ``edge_dst``, ``adjacency(weight)`` and ``outputs(model, adj, x) -> (B, C)``),
+so every method explains node and graph models with one code path.
+
+For node targets:
 
 Copy ``b`` of the union holds target ``b``'s L-hop in-neighbourhood: every in-edge of every
 node within ``L - 1`` hops of it (all a depth-``L`` message-passing model reads to compute
@@ -17,6 +27,7 @@ order).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -61,6 +72,21 @@ class ComputationGraphs:
     @property
     def num_edges(self) -> int:
         return int(self.edge_ids.numel())
+
+    @property
+    def edge_src(self) -> torch.Tensor:
+        """int64 (Eu,) union source node of each union edge."""
+        return self._src
+
+    @property
+    def edge_dst(self) -> torch.Tensor:
+        """int64 (Eu,) union destination node of each union edge."""
+        return self._dst
+
+    def outputs(self, model: Any, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+        """(B, C) the node model's outputs at the targets, on the union ``adj`` with the
+        union nodes' features ``x`` (U, F)."""
+        return model(adj, x)[self.target_node]
 
     def adjacency(self, weight: torch.Tensor | None = None) -> Adjacency:
         """The union's adjacency with edge values ``weight`` (Eu,) in union edge order (times
@@ -107,10 +133,10 @@ _VALUE_KEYS = ("norm", "t_values", "self_loops", "ones")
 
 
 def _with_values(template: Adjacency, values: torch.Tensor | None) -> Adjacency:
-    """A new adjacency with ``template``'s structure and structural cache, and ``values``
-    (CSR order)."""
+    """A new adjacency with ``template``'s structure, edge features and structural cache,
+    and ``values`` (CSR order)."""
     out = Adjacency(template.indptr, template.indices, template.eids, template.num_src,
-                    template.num_dst, values)
+                    template.num_dst, values, template.edge_feat)
     for key, value in template._cache.items():
         head = key[0] if isinstance(key, tuple) else key
         if head not in _VALUE_KEYS:
@@ -159,3 +185,83 @@ def computation_graphs(adj: Adjacency, targets: torch.Tensor, hops: int) -> Comp
         _src=src, _dst=dst, _in_deg=adj.in_degrees()[node], _out_deg=adj.out_degrees()[node],
         _loop_in_deg=looped_full.in_degrees()[node],
         _loop_out_deg=looped_full.out_degrees()[node], _loops=loops)
+
+
+@dataclass
+class MemberGraphs:
+    """Whole graphs of a collection as one block-diagonal union: a graph model's output
+    depends on its whole graph, so that is each target's computation subgraph.
+
+    The union's edges are in its CSR order (the order of
+    :meth:`graphflow.graphs.batch.GraphBatcher.batch`); the attributes mean what
+    :class:`ComputationGraphs`' do, with ``targets`` the graphs' positions in the
+    collection and ``ptr`` (B + 1,) the node offsets of the union's graphs.
+    """
+
+    targets: torch.Tensor
+    node: torch.Tensor
+    node_target: torch.Tensor
+    edge_ids: torch.Tensor
+    edge_target: torch.Tensor
+    edge_value: torch.Tensor | None
+    ptr: torch.Tensor
+    _template: Adjacency
+    target_node: None = None
+
+    @property
+    def num_nodes(self) -> int:
+        return int(self.node.numel())
+
+    @property
+    def num_edges(self) -> int:
+        return int(self.edge_ids.numel())
+
+    @property
+    def edge_src(self) -> torch.Tensor:
+        return self._template.indices
+
+    @property
+    def edge_dst(self) -> torch.Tensor:
+        return self._template.row_index
+
+    def adjacency(self, weight: torch.Tensor | None = None) -> Adjacency:
+        """The union's adjacency with edge values ``weight`` (Eu,) (times the collection's
+        own values), sharing the structure and its cache between calls."""
+        values = weight
+        if self.edge_value is not None:
+            values = self.edge_value if weight is None else weight * self.edge_value
+        return _with_values(self._template, values)
+
+    def outputs(self, model: Any, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+        """(B, C) the graph model's scores of the union's graphs (``model(batch)[0]``)."""
+        from graphflow.graphs.batch import GraphBatch
+
+        return model(GraphBatch(adj=adj, x=x, ptr=self.ptr, graphs=self.targets,
+                                nodes=self.node))[0]
+
+
+def member_graphs(adj: Adjacency, graph_ptr: torch.Tensor,
+                  targets: torch.Tensor) -> MemberGraphs:
+    """The union of the collection's graphs ``targets`` (positions, int64 (B,)), cut from
+    the collection's adjacency ``adj`` with node offsets ``graph_ptr`` (G + 1,)."""
+    from graphflow.graphs.batch import GraphBatcher
+
+    targets = targets.to(torch.int64)
+    batch = GraphBatcher(adj, graph_ptr, torch.zeros(adj.num_dst, 0)).batch(targets)
+    template = batch.adj
+    template.transposed()  # resolve the lazy transposed CSR once, for every copy
+    seg = batch.segment()  # (U,) graph of each union node
+    rows = template.row_index
+    return MemberGraphs(targets=targets, node=batch.nodes, node_target=seg,
+                        edge_ids=template.eids, edge_target=seg[rows],
+                        edge_value=template.values, ptr=batch.ptr,
+                        _template=_with_values(template, None))
+
+
+def make_units(adj: Adjacency, targets: torch.Tensor, hops: int,
+               graph_ptr: torch.Tensor | None = None) -> ComputationGraphs | MemberGraphs:
+    """The targets' union: their ``hops``-hop computation subgraphs (node targets), or,
+    with a collection's ``graph_ptr``, their whole graphs (graph targets)."""
+    if graph_ptr is not None:
+        return member_graphs(adj, graph_ptr, targets)
+    return computation_graphs(adj, targets, hops)

@@ -29,6 +29,12 @@ class GNNExplainerOptions:
             raise ValueError(f"lr = {self.lr}: must be > 0")
 
 
+def _check_positive(obj: object, *names: str) -> None:
+    for name in names:
+        if getattr(obj, name) <= 0:
+            raise ValueError(f"{name} = {getattr(obj, name)}: must be > 0")
+
+
 class GNNExplainerMethod(Explainer):
     """GNNExplainer (Ying et al. 2019): soft masks over the edges of each target's L-hop
     computation subgraph and over the features, learnt with the paper's size and entropy
@@ -38,6 +44,7 @@ class GNNExplainerMethod(Explainer):
     name = "gnnexplainer"
     summary = "GNNExplainer: learnt soft edge and feature masks (Ying et al. 2019)"
     Options = GNNExplainerOptions
+    explains = ("node", "graph")
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gnnexplainer import gnn_explainer
@@ -45,7 +52,59 @@ class GNNExplainerMethod(Explainer):
         o = self.options
         return gnn_explainer(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                              epochs=o.epochs, lr=o.lr, batch=o.batch,
-                             feature_mask=o.feature_mask, seed=o.seed)
+                             feature_mask=o.feature_mask, seed=o.seed,
+                             graph_ptr=inputs.graph_ptr)
+
+
+@dataclass
+class PGExplainerOptions:
+    epochs: int = option(30, "Training epochs of the mask generator.")
+    lr: float = option(0.003, "Adam's learning rate.")
+    batch: int = option(64, "Training targets per union: one forward pass and Adam step each.")
+    hidden: int = option(64, "Hidden width of the generator's MLP.")
+    train: int = option(0, "Targets to train on, drawn from those explained (0: all of them).")
+    edge_size: float = option(0.05, "Weight of the mask-size regulariser.")
+    edge_ent: float = option(1.0, "Weight of the mask-entropy regulariser.")
+    seed: int = option(0, "Seed of the generator's weights, the concrete samples and the draw.")
+
+    def __post_init__(self) -> None:
+        _check_positive(self, "epochs", "batch", "hidden", "lr")
+        if self.train < 0:
+            raise ValueError(f"train = {self.train}: must be >= 0 (0: every target)")
+        if self.edge_size < 0 or self.edge_ent < 0:
+            raise ValueError("edge_size and edge_ent must be >= 0")
+
+
+class PGExplainerMethod(Explainer):
+    """PGExplainer (Luo et al. 2020): an MLP over the embeddings of an edge's endpoints (and
+    of the explained node) gives every edge's mask logit; trained once over many targets
+    with the paper's temperature schedule and size / entropy regularisers (PyG's defaults),
+    it then explains every target in one forward pass (:mod:`graphflow.explain.pgexplainer`).
+    Reads the model's hidden node embeddings. Importances in [0, 1]; no feature mask."""
+
+    name = "pgexplainer"
+    summary = "PGExplainer: a trained edge-mask generator (Luo et al. 2020)"
+    Options = PGExplainerOptions
+    explains = ("node", "graph")
+
+    def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
+        from graphflow.errors import ConfigError
+        from graphflow.explain.pgexplainer import pg_explainer
+
+        if inputs.embeddings is None:
+            raise ConfigError("--method pgexplainer reads the model's hidden node embeddings, "
+                              "and this model has no layer-wise structure (layer(i, adj, h), "
+                              "num_layers) to take them from; use gnnexplainer")
+        o = self.options
+        train = targets
+        if 0 < o.train < targets.numel():
+            gen = torch.Generator().manual_seed(o.seed)
+            train = targets[torch.randperm(targets.numel(), generator=gen)[:o.train]]
+        return pg_explainer(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
+                            embeddings=inputs.embeddings, train_targets=train,
+                            epochs=o.epochs, lr=o.lr, batch=o.batch, hidden=o.hidden,
+                            coeffs={"edge_size": o.edge_size, "edge_ent": o.edge_ent},
+                            seed=o.seed, graph_ptr=inputs.graph_ptr)
 
 
 @dataclass
@@ -67,12 +126,14 @@ class Saliency(Explainer):
     name = "saliency"
     summary = "Saliency: absolute input gradients (Captum)"
     Options = GradientOptions
+    explains = ("node", "graph")
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
 
         return gradient_attributions(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
-                                     method="saliency", batch=self.options.batch)
+                                     method="saliency", batch=self.options.batch,
+                                     graph_ptr=inputs.graph_ptr)
 
 
 class IntegratedGradients(Explainer):
@@ -83,17 +144,20 @@ class IntegratedGradients(Explainer):
     name = "ig"
     summary = "Integrated gradients from a zero baseline (Captum)"
     Options = GradientOptions
+    explains = ("node", "graph")
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
 
         o = self.options
         return gradient_attributions(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
-                                     method="ig", n_steps=o.steps, batch=o.batch)
+                                     method="ig", n_steps=o.steps, batch=o.batch,
+                                     graph_ptr=inputs.graph_ptr)
 
 
 @hookimpl
 def graphflow_register_explainers(register):
     register(GNNExplainerMethod)
+    register(PGExplainerMethod)
     register(Saliency)
     register(IntegratedGradients)

@@ -7,6 +7,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,3 +24,17 @@ def test_alternates_and_reports_roc_auc():
     for name in ("graphflow", "pyg"):
         assert 0.0 <= result["roc_auc"][name] <= 1.0
         assert len(result["repetitions"][name]) == 2 and result[f"{name}_s_per_node"] > 0
+
+
+def test_pgexplainer_side_alone_reports_its_roc_auc(capsys):
+    from benchmarks.explain import main
+
+    threads = torch.get_num_threads()
+    try:
+        result = main(["--tiny", "--method", "pgexplainer", "--sides", "graphflow",
+                       "--reps", "1", "--threads", "1"])
+    finally:
+        torch.set_num_threads(threads)
+    assert result["method"] == "pgexplainer" and result["calls"] == ["graphflow"]
+    assert result["explained"] == 8 * 5 and 0.0 <= result["roc_auc"]["graphflow"] <= 1.0
+    assert "ratio_spread" not in result and result["settings"]["epochs"] == 2

@@ -2,8 +2,8 @@
 graph model): why the model predicted.
 
 The data pipeline's ``[pipeline]``, ``[load]`` and ``[[transform]]`` sections give the graph,
-run as ``graphflow predict`` runs them (a ``predict`` stage on the bundle: its fitted
-transform state, its checks, ``run.json``); the method then explains the bundle's
+run by ``graphflow predict``'s own loader (:func:`graphflow.cli.predict.run_predict`: a
+``predict`` stage on the bundle, its fitted transform state, its checks, ``run.json``); the method then explains the bundle's
 predictions at the named nodes or graphs (original ids) and writes importances with original ids
 (:mod:`graphflow.explain.run`, docs/explain.md).
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from graphflow.cli.predict import predict_config
+from graphflow.cli.predict import predict_args, run_predict
 
 
 
@@ -58,13 +58,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from graphflow.bundle.ids import lookup, read_id_file
     from graphflow.bundle.layout import find_bundle
     from graphflow.bundle.load import read_meta
-    from graphflow.config import validate_config
     from graphflow.errors import ConfigError
     from graphflow.explain.run import check_method, explain_targets, write_explanation
     from graphflow.manager import create_host
     from graphflow.options import parse_options
-    from graphflow.runner import run_pipeline
-    from graphflow.runtime.signals import handle_signals
 
     if args.top_k < 1:
         raise ConfigError(f"--top-k {args.top_k}: must be >= 1")
@@ -89,16 +86,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
                                   component=args.method, source="graphflow explain",
                                   base_dir=Path.cwd()))
     out = (args.out or args.run_dir / "explain").resolve()
-    ns = argparse.Namespace(data=args.data, overrides=args.overrides, out=out / "data",
-                            run_dir=args.run_dir, device="cpu", stage=args.stage,
-                            batch_size=None, nodes=None, graphs=None, pairs=None,
-                            what="predictions", format="parquet")
-    table = predict_config(ns, kind)
-    table["export"] = []
-    config = validate_config(table, host.registry, source=args.data)
-    with handle_signals():
-        result = run_pipeline(config, host, quiet=True)
-    data = result.ctx.data
+    ns = predict_args(args.run_dir, args.data, overrides=args.overrides, out=out / "data",
+                      stage=args.stage, device="cpu", quiet=True)
+    data = run_predict(ns, kind, host, export=False).ctx.data
     bundle = load_bundle(args.run_dir, stage=args.stage, host=host)
     if args.graphs is not None:
         targets = lookup(data.graphs.ids, read_id_file(args.graphs, "graph"),

@@ -99,13 +99,42 @@ def predict_config(args: argparse.Namespace, kind: str) -> dict[str, Any]:
     return table
 
 
-def cmd_predict(args: argparse.Namespace) -> int:
-    from graphflow.bundle.layout import find_bundle
-    from graphflow.bundle.load import read_meta
+def predict_args(run_dir: Path, data: Path, **values: Any) -> argparse.Namespace:
+    """predict's arguments for ``RUN_DIR --data DATA``, every other option at its default
+    but ``values``: what a command that loads data as predict does (``graphflow explain``)
+    passes to :func:`run_predict`."""
+    parser = argparse.ArgumentParser(prog="graphflow")
+    add_commands(parser.add_subparsers(), argparse.ArgumentParser(add_help=False))
+    args = parser.parse_args(["predict", str(run_dir), "--data", str(data)])
+    for key, value in values.items():
+        if not hasattr(args, key):
+            raise TypeError(f"predict has no option {key!r}")
+        setattr(args, key, value)
+    return args
+
+
+def run_predict(args: argparse.Namespace, kind: str, host: Any = None, *,
+                export: bool = True) -> Any:
+    """Run :func:`predict_config`'s pipeline (the data sections, their checks against the
+    bundle, the predict stage) through the runner and return its result, whose
+    ``ctx.data`` is the loaded graph; ``export=False`` writes no predictions."""
     from graphflow.config import validate_config
     from graphflow.manager import create_host
     from graphflow.runner import run_pipeline
     from graphflow.runtime.signals import handle_signals
+
+    host = host or create_host()
+    table = predict_config(args, kind)
+    if not export:
+        table["export"] = []
+    config = validate_config(table, host.registry, source=args.data)
+    with handle_signals():
+        return run_pipeline(config, host, quiet=args.quiet)
+
+
+def cmd_predict(args: argparse.Namespace) -> int:
+    from graphflow.bundle.layout import find_bundle
+    from graphflow.bundle.load import read_meta
 
     folder = find_bundle(args.run_dir, args.stage)  # default: the last stage's
     kind = read_meta(folder)["kind"]
@@ -121,10 +150,7 @@ def cmd_predict(args: argparse.Namespace) -> int:
 
         raise ConfigError(f"--pairs: the bundle in {args.run_dir} is a {kind} model; pairs "
                           f"are scored by link prediction models")
-    host = create_host()
-    config = validate_config(predict_config(args, kind), host.registry, source=args.data)
-    with handle_signals():
-        result = run_pipeline(config, host, quiet=args.quiet)
+    result = run_predict(args, kind)
     rec = result.record
     print(f"graphflow: predicted with {folder} in {rec['seconds']:.1f}s")
     if rec["metrics"]:

@@ -206,3 +206,13 @@ def test_graphs_of_a_node_model_are_one_line(motif_run, cli, tmp_path):
                          "--graphs", tmp_path / "graphs.txt", "--out", tmp_path / "ex")
     assert code == 1 and "is a node model; --graphs FILE names graphs" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
+
+
+def test_explain_runs_predicts_own_loader():
+    from graphflow.cli.predict import predict_args
+
+    ns = predict_args(Path("run"), Path("data.toml"), quiet=True, stage="train.0")
+    assert ns.run_dir == Path("run") and ns.data == Path("data.toml")
+    assert ns.quiet and ns.stage == "train.0" and ns.nodes is None and ns.overrides == []
+    with pytest.raises(TypeError, match="predict has no option 'bogus'"):
+        predict_args(Path("run"), Path("data.toml"), bogus=1)

@@ -70,7 +70,9 @@ else free) and what 2x DGL's batch would leave the rest of graphflow's step.
 The last line is JSON: ``ratio`` = DGL epoch time / graphflow epoch time on the generated
 collection (medians), ``ratio_spread`` its range over epoch pairs, and the quality figures
 (per set, per seed, per side, and each side's mean over the seeds).
-``--record`` also saves it under ``benchmarks/results/graph_classification/``.
+``--record`` also saves it under ``benchmarks/results/graph_classification/`` (with
+``--skip-speed``, the quality part alone, under ``graph_classification_quality/``:
+``benchmarks/figures.py`` renders each into its own table).
 """
 
 from __future__ import annotations
@@ -586,7 +588,8 @@ def main() -> None:
                    help="untimed epochs per side before them, also alternating (default 1)")
     p.add_argument("--record", action="store_true",
                    help="save the result with its machine, commit and command under "
-                        "benchmarks/results/graph_classification/ (benchmarks/records.py)")
+                        "benchmarks/results/graph_classification/ (with --skip-speed: "
+                        "graph_classification_quality/; benchmarks/records.py)")
     p.add_argument("--batch", type=int, default=BATCH,
                    help=f"graphs per batch in the timed epochs, both sides (default {BATCH}; "
                         f"DGL's GIN example uses 128; MUTAG trains on {QUALITY_BATCH})")
@@ -672,8 +675,9 @@ def main() -> None:
         print(f"ratio (DGL / graphflow, medians of {r['n']} alternating epochs each): "
               f"{result['ratio']:.2f} (epoch pairs {r['min']:.2f}-{r['max']:.2f})",
               file=sys.stderr)
-    if a.record:
-        write("graph_classification", result, load_before=load_before)
+    if a.record:  # quality alone has no epoch times: its own records (and table)
+        write("graph_classification_quality" if a.skip_speed else "graph_classification",
+              result, load_before=load_before)
     print(json.dumps(result))
 
 

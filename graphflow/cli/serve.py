@@ -50,10 +50,14 @@ def cmd_serve(args: argparse.Namespace) -> int:
                             batch_size=args.batch_size)
     service.max_items = args.max_items
     app = create_app(service, max_bytes=args.max_bytes or MAX_BYTES)
-    graphs = service.data.graphs
-    size = f"{graphs.num_graphs:,} graphs, " if graphs is not None else ""
+    if hasattr(service, "line"):  # a knowledge-graph service: no graph
+        size = service.line()
+    else:
+        graphs = service.data.graphs
+        size = (f"{graphs.num_graphs:,} graphs, " if graphs is not None else "") + \
+            f"{service.data.num_nodes:,} nodes"
     print(f"graphflow: serving {service.bundle.kind} model {service.bundle.path} on "
-          f"http://{args.host}:{args.port} ({size}{service.data.num_nodes:,} nodes)", flush=True)
+          f"http://{args.host}:{args.port} ({size})", flush=True)
     server = uvicorn.Server(uvicorn.Config(app, host=args.host, port=args.port,
                                            log_level="warning", access_log=False,
                                            timeout_graceful_shutdown=10))

@@ -19,6 +19,7 @@ bundle (:mod:`graphflow.kge.bundle`).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,12 +80,20 @@ def read_queries(path: Path | str, kg: KnowledgeGraph) -> tuple[torch.Tensor, to
     if frame.empty:
         raise DataError(f"{path}: no queries")
     where = "row" if path.suffix.lower() in (".parquet", ".pq") else "line"
+    return encode_queries(frame, kg, lambda i: f"{path}, {where} {int(lines[i])}")
+
+
+def encode_queries(frame: pd.DataFrame, kg: KnowledgeGraph, where: Callable[[int], str],
+                   error: Callable[[str], Exception] = DataError
+                   ) -> tuple[torch.Tensor, torch.Tensor]:
+    """Queries of names (string columns 0, 1, 2; ``?`` in the place asked for) as
+    :func:`read_queries` returns them; ``where(i)`` names row ``i`` in the message of
+    ``error`` (raised, one line)."""
     ask_t, ask_h = (frame[2] == "?").to_numpy(), (frame[0] == "?").to_numpy()
     bad = ask_t == ask_h
     if bad.any():
         at = int(np.flatnonzero(bad)[0])
-        raise DataError(f"{path}, {where} {int(lines[at])}: put ? in exactly one of the head "
-                        f"and tail places")
+        raise error(f"{where(at)}: put ? in exactly one of the head and tail places")
     ents, rels = pd.Index(kg.entities), pd.Index(kg.relations)
     cols = []
     for col, index, what in ((0, ents, "entity"), (1, rels, "relation"), (2, ents, "entity")):
@@ -93,9 +102,9 @@ def read_queries(path: Path | str, kg: KnowledgeGraph) -> tuple[torch.Tensor, to
         missing = (codes < 0) & ~asked
         if missing.any():
             at = int(np.flatnonzero(missing)[0])
-            raise DataError(f"{path}, {where} {int(lines[at])}: unknown {what} "
-                            f"{frame[col].iloc[at]!r} ({int(missing.sum())} such queries); "
-                            f"use the names of the training triples")
+            raise error(f"{where(at)}: unknown {what} {frame[col].iloc[at]!r} "
+                        f"({int(missing.sum())} such queries); use the names of the training "
+                        f"triples")
         cols.append(np.where(asked, -1, codes))
     return torch.from_numpy(np.stack(cols, 1).astype(np.int64)), torch.from_numpy(ask_t.copy())
 
@@ -176,4 +185,5 @@ def answer(model: KgeModel, kg: KnowledgeGraph, queries: torch.Tensor,
         "query": row.numpy(), "head": kg.entities[heads.numpy()],
         "relation": kg.relations[q[:, 1].numpy()], "tail": kg.entities[tails.numpy()],
         "rank": np.tile(np.arange(1, k + 1), len(queries)),
-        "score": torch.cat(scores).numpy(), "known": split >= 0, "split": names[split]})
+        "score": torch.cat(scores).numpy(), "known": split >= 0,
+        "split": pd.Series(names[split], dtype=object)})  # None where no split holds it

@@ -20,6 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from graphflow.serve.kg import KgService
 from graphflow.serve.service import RequestError, Service
 
 MAX_BYTES = 8 << 20
@@ -51,8 +52,9 @@ async def read_json(request: Request, max_bytes: int) -> Any:
         raise RequestError(400, f"malformed JSON: {exc}") from None
 
 
-def create_app(service: Service, *, max_bytes: int = MAX_BYTES) -> Starlette:
-    """The ASGI application serving ``service``."""
+def create_app(service: Service | KgService, *, max_bytes: int = MAX_BYTES) -> Starlette:
+    """The ASGI application serving ``service`` (a knowledge-graph service: ``/health``,
+    ``/model`` and ``POST /complete``)."""
 
     def post(handler: Callable[[Any], dict[str, Any]]) -> Callable[[Request], Any]:
         async def endpoint(request: Request) -> JSONResponse:
@@ -82,12 +84,15 @@ def create_app(service: Service, *, max_bytes: int = MAX_BYTES) -> Starlette:
         return error(500, f"internal error: {type(exc).__name__}: {exc}")
 
     routes = [Route("/health", health, methods=["GET"]),
-              Route("/model", model, methods=["GET"]),
-              Route("/predict/nodes", post(service.predict_nodes), methods=["POST"]),
-              Route("/predict/subgraph", post(service.predict_subgraph), methods=["POST"]),
-              Route("/score/pairs", post(service.score_pairs), methods=["POST"]),
-              Route("/predict/graphs", post(service.predict_graphs), methods=["POST"]),
-              Route("/predict/graphs/new", post(service.predict_new_graphs),
-                    methods=["POST"])]
+              Route("/model", model, methods=["GET"])]
+    if isinstance(service, KgService):  # a knowledge-graph bundle: queries of names
+        routes.append(Route("/complete", post(service.complete), methods=["POST"]))
+    else:
+        routes += [
+            Route("/predict/nodes", post(service.predict_nodes), methods=["POST"]),
+            Route("/predict/subgraph", post(service.predict_subgraph), methods=["POST"]),
+            Route("/score/pairs", post(service.score_pairs), methods=["POST"]),
+            Route("/predict/graphs", post(service.predict_graphs), methods=["POST"]),
+            Route("/predict/graphs/new", post(service.predict_new_graphs), methods=["POST"])]
     return Starlette(routes=routes, exception_handlers={HTTPException: http_error,
                                                         Exception: server_error})

@@ -412,9 +412,11 @@ def _list(body: Any, key: str, limit: int) -> list[Any]:
 
 
 def start_service(run_dir: Path, *, data: Path | None = None, stage: str | None = None,
-                  batch_size: int | None = None, quiet: bool = False) -> Service:
+                  batch_size: int | None = None, quiet: bool = False) -> Any:
     """Load the bundle, the served graph (``data``: a pipeline file, else the training
-    run's data sections) and every node's output (see the module docstring)."""
+    run's data sections) and every node's output (see the module docstring): a
+    :class:`Service`; for a knowledge-graph bundle a :class:`~graphflow.serve.kg.KgService`
+    (its names and known triples, no graph)."""
     from graphflow.bundle.layout import find_bundle
     from graphflow.bundle.load import read_meta
     from graphflow.config import read_toml, validate_config
@@ -423,11 +425,16 @@ def start_service(run_dir: Path, *, data: Path | None = None, stage: str | None 
 
     folder = find_bundle(run_dir, stage)
     meta = read_meta(folder)
-    if meta["kind"] == "kg":
+    if meta["kind"] == "kg":  # no graph to load: the bundle holds the names and triples
+        from graphflow.bundle import load_bundle
         from graphflow.errors import ConfigError
+        from graphflow.serve.kg import start_kg_service
 
-        raise ConfigError(f"{folder}: a knowledge-graph model is not served over HTTP yet; "
-                          f"answer its queries with graphflow predict {run_dir} --queries FILE")
+        if data is not None or batch_size is not None:
+            raise ConfigError(f"{'--data' if data is not None else '--batch-size'}: a "
+                              f"knowledge-graph model serves from its bundle alone; drop it")
+        return start_kg_service(load_bundle(folder, warn=None if not quiet else
+                                            (lambda line: None)))
     if data is not None:
         raw = {k: v for k, v in read_toml(data).items() if k in ("pipeline", "load", "transform")}
         source = data

@@ -105,14 +105,13 @@ ENCODER_UNUSED = ("batch_size", "scoring", "shared_negatives", "corrupt", "margi
 KG_REFUSALS = refuses(
     "sampled", "nproc", reason="knowledge-graph embeddings train on batches of triples in one "
                                "process", alternative="drop [sample] and --nproc") + refuses(
-    "serve", reason="a knowledge-graph model answers queries from a file, not over HTTP yet",
-    alternative="answer them with graphflow predict RUN_DIR --queries FILE") + refuses(
-    "bundle", "predict", reason="an encoder + decoder knowledge-graph model has no bundle yet",
+    "bundle", "predict", "serve",
+    reason="an encoder + decoder knowledge-graph model has no bundle yet",
     alternative="read the test figures in metrics, or the pt model", when={"typed"}) + refuses(
     "onnx", "torchscript", "embeddings", "predictions",
     reason="a knowledge-graph model has no portable form or exports yet",
-    alternative="answer queries with graphflow predict RUN_DIR --queries FILE, or read the "
-                "embeddings from the bundle's model.pt")
+    alternative="answer queries with graphflow predict RUN_DIR --queries FILE or graphflow "
+                "serve, or read the embeddings from the bundle's model.pt")
 
 
 class KgCompletion(SupervisedTask):

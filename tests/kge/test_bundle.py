@@ -120,12 +120,35 @@ def test_predict_refuses_unknown_names_in_one_line(trained, cli, text, where):
     assert not (root / "bad-out" / "answers.parquet").exists()
 
 
-def test_predict_needs_queries_and_serve_refuses(trained, cli):
-    from graphflow.errors import ConfigError
-    from graphflow.serve.service import start_service
-
+def test_predict_needs_queries(trained, cli):
     root, result = trained
     code, _, err = cli("predict", result.out_dir, "--quiet")
     assert code == 1 and "--queries FILE" in err and len(err.strip().splitlines()) == 1
-    with pytest.raises(ConfigError, match="--queries FILE"):
-        start_service(result.out_dir, quiet=True)
+
+
+def test_serve_completes_queries_as_predict_does(trained):
+    from starlette.testclient import TestClient
+
+    from graphflow.kge.bundle import predict_queries
+    from graphflow.serve.app import create_app
+    from graphflow.serve.service import start_service
+
+    root, result = trained
+    client = TestClient(create_app(start_service(result.out_dir, quiet=True)))
+    health = client.get("/health").json()
+    assert health == {"status": "ok", "kind": "kg", "entities": 12, "relations": 2}
+    answer = client.post("/complete", json={"queries": [["e3", "next", "?"],
+                                                        ["?", "prev", "e4"]], "k": 3})
+    assert answer.status_code == 200, answer.text
+    rows = answer.json()["answers"]
+    queries = root / "served.txt"
+    queries.write_text("e3\tnext\t?\n?\tprev\te4\n")
+    _, table, _ = predict_queries(result.out_dir, queries, root / "served-out", k=3)
+    assert [r["tail"] for r in rows] == table["tail"].tolist()
+    assert [r["head"] for r in rows] == table["head"].tolist()
+    assert [r["score"] for r in rows] == pytest.approx(table["score"].tolist(), abs=1e-6)
+    assert [r["split"] for r in rows] == table["split"].tolist()
+    bad = client.post("/complete", json={"queries": [["e3", "next", "?"], ["zz", "next", "?"]]})
+    assert bad.status_code == 422 and "queries[1]: unknown entity 'zz'" in bad.json()["error"]
+    wrong = client.post("/predict/nodes", json={"ids": ["e1"]})
+    assert wrong.status_code == 404 and "POST /complete" in wrong.json()["error"]

@@ -90,10 +90,10 @@ def write_kg_bundle(ctx: RunContext, task: Any, model: KgeModel,
         torch.save({"what": "model", **model_payload(model, info)}, weights)
         meta["weights"] = {"file": WEIGHTS, "sha256": sha256(weights),
                            "bytes": weights.stat().st_size}
-        pq.write_table(pa.table({"id": pa.array([str(e) for e in kg.entities],
-                                                type=pa.string())}), tmp / ENTITIES)
-        pq.write_table(pa.table({"name": pa.array([str(r) for r in kg.relations],
-                                                  type=pa.string())}), tmp / RELATIONS)
+        pq.write_table(pa.table({"id": pa.array(np.asarray(kg.entities, dtype=str))}),
+                       tmp / ENTITIES)
+        pq.write_table(pa.table({"name": pa.array(np.asarray(kg.relations, dtype=str))}),
+                       tmp / RELATIONS)
         pq.write_table(pa.table({"head": known[:, 0], "relation": known[:, 1],
                                  "tail": known[:, 2],
                                  "split": pa.array(split, type=pa.string()).dictionary_encode()}),

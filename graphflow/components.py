@@ -259,13 +259,17 @@ class Tracker(Component):
 class Explainer(Component):
     """Explains a trained model's outputs: ``graphflow explain --method NAME`` (docs/explain.md).
 
-    :meth:`explain` takes the model (``model(adj, x) -> (N, C)`` logits, in eval mode, its
-    parameters frozen), its inputs on the graph (:class:`graphflow.explain.GraphInputs`: the
-    adjacency, the features, the model's depth) and the target nodes (int64 (T,)), and
-    returns a :class:`graphflow.explain.Explanation`: an importance per edge of each target's
+    :meth:`explain` takes the model (``model(adj, x) -> (N, C)`` logits, or a graph model
+    ``model(batch) -> (scores, ...)``, in eval mode, its parameters frozen), its inputs on
+    the graph (:class:`graphflow.explain.GraphInputs`: the adjacency, the features, the
+    model's depth, the hidden node embeddings, a collection's ``graph_ptr`` for a graph
+    model) and the targets (int64 (T,): nodes, or the collection's graphs), and returns a
+    :class:`graphflow.explain.Explanation`: an importance per edge of each target's
     computation subgraph and per input feature. Edge weights reach any model that follows
     the model contract through :class:`~graphflow.sparse.Adjacency` values; build the
-    targets' subgraphs with :func:`graphflow.explain.subgraph.computation_graphs`.
+    targets' subgraphs with ``inputs.units(targets)``
+    (:func:`graphflow.explain.subgraph.make_units`) and read the model's outputs at the
+    targets with ``units.outputs(model, adj, x)``.
 
     ``explains`` names the bundle kinds (``node``, ``link``, ``graph``) the method handles;
     ``graphflow explain`` refuses the others in one line that names the methods that can.

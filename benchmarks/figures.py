@@ -83,6 +83,26 @@ def graph_classification(recs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def graph_classification_quality(recs: list[dict[str, Any]]) -> str:
+    """The quality part alone (``--skip-speed``): per set and side, the GIN-protocol accuracy
+    (``cv_gin_acc``: the best epoch of the fold-mean test curve) of every seed, with its
+    standard deviation over the folds and that epoch, and the mean over the seeds."""
+    lines = ["| CPU | run | set (epochs, rate halved every) | side | cv_gin_acc by seed "
+             "(± over folds, best epoch) | mean over seeds (least-largest) |",
+             "| --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        first = True
+        for name, q in r["result"].get("quality", {}).items():
+            for side, m in q["mean"].items():
+                seeds = "; ".join(f"{s}: {v[side]['gin_acc']:.3f} ± {v[side]['std']:.3f} "
+                                  f"({v[side]['epoch']})" for s, v in q["seeds"].items())
+                where = (f"{cpu_text(r['machine'])} | {provenance(r)}" if first else " | ")
+                lines.append(f"| {where} | {name} ({q['epochs']}, {q['lr_step']}) | {side} | "
+                             f"{seeds} | **{m['mean']:.3f}** ({m['min']:.3f}-{m['max']:.3f}) |")
+                first = False
+    return "\n".join(lines)
+
+
 def matrix(recs: list[dict[str, Any]]) -> str:
     from benchmarks.matrix import headline, products_cell
 
@@ -134,6 +154,7 @@ def linkpred(recs: list[dict[str, Any]]) -> str:
 
 RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "graph_classification": graph_classification,
+    "graph_classification_quality": graph_classification_quality,
     "matrix": matrix,
     "sampling": sampling,
     "linkpred": linkpred,

@@ -62,3 +62,23 @@ def test_sampled_training_records_give_their_epochs_and_ratio(tmp_path):
     table = figures.render("sampling", tmp_path)
     assert "| 2, bf16-mixed / fp32 | 196 |" in table
     assert "11.0 s (10.0-12.0, n=2)" in table and "1.59x (1.50-1.67, n=2)" in table
+
+
+def test_quality_records_give_each_seeds_figure_and_the_mean(tmp_path):
+    def fig(acc, epoch):
+        return {"gin_acc": acc, "std": 0.05, "epoch": epoch, "last_epoch_acc": acc}
+
+    quality = {"mutag": {"graphs": 188, "epochs": 100, "lr_step": 50,
+                         "seeds": {"0": {"graphflow": fig(0.9, 40), "dgl": fig(0.88, 61)},
+                                   "1": {"graphflow": fig(0.86, 12), "dgl": fig(0.87, 7)}},
+                         "mean": {"graphflow": {"mean": 0.88, "min": 0.86, "max": 0.9},
+                                  "dgl": {"mean": 0.875, "min": 0.87, "max": 0.88}}}}
+    records.write("graph_classification_quality", {"threads": 1, "quality": quality},
+                  load_before=0.3, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "graph_classification.py"), "--skip-speed"])
+    rows = figures.render("graph_classification_quality", tmp_path).splitlines()[2:]
+    assert len(rows) == 2 and "--skip-speed" in rows[0] and "--skip-speed" not in rows[1]
+    assert "| mutag (100, 50) | graphflow | 0: 0.900 ± 0.050 (40); 1: 0.860 ± 0.050 (12) | " \
+        "**0.880** (0.860-0.900) |" in rows[0]
+    assert rows[1].endswith("| dgl | 0: 0.880 ± 0.050 (61); 1: 0.870 ± 0.050 (7) | "
+                            "**0.875** (0.870-0.880) |")

@@ -45,7 +45,7 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     p.add_argument("--steps", type=int, help="ig: integration steps (default 50)")
     p.add_argument("--option", dest="method_options", action="append", default=[],
                    metavar="KEY=VALUE", help="an option of the method (graphflow describe "
-                                             "explainer NAME lists them)")
+                                             "NAME lists them)")
     p.add_argument("--stage", metavar="SECTION", help='the bundle of this stage, e.g. "train.0"')
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="SECTION.KEY=VALUE", help="override a value of the data pipeline")

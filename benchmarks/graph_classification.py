@@ -41,8 +41,10 @@ read by graphflow's ``tu`` loader). The sides (``--sides``):
   read-out vectors before the linear maps);
 * ``graphflow-before``: graphflow's recipe before it followed DGL's: dropout on the
   read-out vectors, no batch norm inside the MLPs, the last layer's output raw;
-* ``graphflow-plain-mlp``, ``graphflow-raw-last``: the recipe without the MLPs' batch
-  norm, or with the last layer's output raw (one difference each);
+* ``graphflow-plain-mlp``, ``graphflow-raw-last``, ``graphflow-no-mlp-bias``: the recipe
+  without the MLPs' batch norm, with the last layer's output raw, or without the biases of
+  the MLPs' linear maps (each followed by a batch norm; DGL's example has none) (one
+  difference each);
 * ``dgl-before``: the DGL network of the timed part (no batch norm inside the MLPs, the
   last layer raw, dropout before the linear maps): the same as ``graphflow-before``.
 
@@ -210,16 +212,24 @@ RECIPES: dict[str, dict] = {
     "graphflow-before": {"dropout_on": "features", "mlp_norm": "none", "norm_last": False},
     "graphflow-plain-mlp": {"mlp_norm": "none"},
     "graphflow-raw-last": {"norm_last": False},
+    "graphflow-no-mlp-bias": {"mlp_bias": False},
 }
 """graphflow's sides in the quality part: changes to the recipe (``recipe_model``)."""
 
 
 def recipe_model(in_dim: int, classes: int, probe, dropout_on: DropoutOn = "scores",
-                 mlp_norm: str = "auto", norm_last: bool = True) -> GraphModel:
+                 mlp_norm: str = "auto", norm_last: bool = True,
+                 mlp_bias: bool = True) -> GraphModel:
     """graphflow's ``gin`` as a graph task builds it by default (``norm = "batch"``, no
-    dropout in the stack): the GIN recipe of DGL's example, or one of its variants."""
+    dropout in the stack): the GIN recipe of DGL's example, or one of its variants. Without
+    ``mlp_bias`` the MLPs' linear maps lose their biases after they are drawn (every other
+    initial value the same), as DGL's example's MLPs have none."""
     encoder = GINModel(GINOptions(layers=LAYERS, hidden=HIDDEN, norm="batch", dropout=0.0,
                                   mlp_norm=mlp_norm, norm_last=norm_last)).build(in_dim, HIDDEN)
+    if not mlp_bias:
+        for layer in encoder.modules():
+            if isinstance(layer, nn.Linear):  # the encoder's only maps: the MLPs'
+                layer.register_parameter("bias", None)
     return GraphModel.probe(encoder, probe, "all", classes, pooling="sum", dropout=0.5,
                             dropout_on=dropout_on)
 
@@ -503,7 +513,7 @@ def batching(ours: GraphflowSide, theirs: DGLSide, train: torch.Tensor, seed: in
 
 SIDES = ("graphflow", "graphflow-features", "dgl")
 """The quality part's default sides (``--sides``; the others: ``graphflow-before``,
-``graphflow-plain-mlp``, ``graphflow-raw-last``, ``dgl-before``)."""
+``graphflow-plain-mlp``, ``graphflow-raw-last``, ``graphflow-no-mlp-bias``, ``dgl-before``)."""
 KNOWN_SIDES = (*RECIPES, "dgl", "dgl-before")
 
 

@@ -7,8 +7,16 @@ import sys
 from pathlib import Path
 
 import pytest
+import torch
+from torch import nn
 
 ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from benchmarks.graph_classification import (GraphBatcher, RECIPES, generate,  # noqa: E402
+                                             recipe_model)
+from graphflow.sparse import Adjacency  # noqa: E402
 
 
 def test_a_small_run_reports_batching_and_epochs():
@@ -102,3 +110,20 @@ def test_the_batch_size_is_chosen_and_recorded():
     # one epoch of 100 graphs is 3 batches of at most 40 on both sides
     assert result["parts"]["graphflow_batch_ms"] == result["epoch_s"]["graphflow"] / 3 * 1e3
     assert result["parts"]["dgl_batch_ms"] == result["epoch_s"]["dgl"] / 3 * 1e3
+
+
+def test_the_no_mlp_bias_side_drops_only_biases_that_batch_norm_cancels():
+    g, ptr, _ = generate(6, 0, 3, 6)
+    batch = GraphBatcher(Adjacency.from_graph(g), ptr, g.ndata["feat"]).batch(torch.arange(6))
+    models = []
+    for recipe in (RECIPES["graphflow"], RECIPES["graphflow-no-mlp-bias"]):
+        torch.manual_seed(3)
+        models.append(recipe_model(16, 2, batch, **recipe).train())
+        models[-1].drop.p = 0.0
+    ours, bare = models
+    maps = [m for m in bare.encoder.modules() if isinstance(m, nn.Linear)]
+    assert len(maps) == 8 and all(m.bias is None for m in maps)  # 4 layers, 2 maps each
+    kept = dict(bare.named_parameters())  # every other initial value the same
+    assert all(torch.equal(p, kept[k]) for k, p in ours.named_parameters() if k in kept)
+    assert len(kept) == len(list(ours.parameters())) - 8
+    torch.testing.assert_close(bare(batch)[0], ours(batch)[0])  # the same function

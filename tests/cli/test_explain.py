@@ -35,13 +35,13 @@ epochs = 3
 """
 
 
-SAMPLED = MOTIFS.replace("[model]", """[sample]
+SAMPLED = MOTIFS.replace('type = "gcn"\nlayers = 3', 'type = "sage"\nlayers = 2').replace(
+    "epochs = 3", """epochs = 1
+
+[train.sample]
 type = "neighbor"
 fanouts = [3, 3]
-batch_size = 64
-
-[model]""").replace('type = "gcn"\nlayers = 3', 'type = "sage"\nlayers = 2').replace(
-    "epochs = 3", "epochs = 1")
+batch_size = 64""")
 
 RINGS = f"""
 [pipeline]
@@ -154,12 +154,14 @@ def test_method_options_are_checked(motif_run, cli, tmp_path):
 
 def test_a_neighbour_sampled_model_is_explained_on_its_computation_subgraph(
         tmp_path_factory, cli, tmp_path):
-    import dgl
+    from graphflow.compat.dgl import dgl
     import torch
 
     from graphflow.io.motifs import ba_shapes
 
     run = _train(tmp_path_factory, "sampled", SAMPLED)
+    record = json.loads((run / "run" / "run.json").read_text())
+    assert "neighbor" in json.dumps(record["config"])  # trained on sampled blocks
     (tmp_path / "nodes.txt").write_text("300\n")
     code, out, err = cli("explain", run / "run", "--data", run / "p.toml", "--nodes",
                          tmp_path / "nodes.txt", "--method", "pgexplainer", "--epochs", "2",

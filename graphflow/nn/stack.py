@@ -11,7 +11,9 @@ Each layer ``l`` (for ``l = 0..L-1``) computes, on its adjacency :math:`A_l`,
     \end{cases}
 
 with :math:`H^{(0)} = X`, dropout on the input of every layer (the layout of Kipf & Welling's
-GCN and Veličković et al.'s GAT: the input features are dropped too), an optional norm
+GCN and Veličković et al.'s GAT: the input features are dropped too; with ``dropout_at =
+"output"`` on every layer's output instead, after its norm and activation, the last layer's
+output included, as OGB's molecule GNNs), an optional norm
 (``batch`` or ``layer``), the activation :math:`\sigma` and, with ``residual``, a skip
 connection around each hidden layer (identity when the widths agree, else a linear
 projection). The output layer returns raw scores (logits).
@@ -93,7 +95,12 @@ class GNNStack(nn.Module):
     :param dims: ``L + 1`` widths: the input, each layer's output (the last is ``out_dim``).
     :param activation: applied after every hidden layer (default ``relu``).
     :param dropout: dropout on the input of every hidden and output layer (default 0.5).
-    :param input_dropout: dropout on the input features (default: ``dropout``).
+    :param input_dropout: dropout on the input features (default: ``dropout``, or none with
+        ``dropout_at = "output"``).
+    :param dropout_at: ``"input"`` (default): ``dropout`` on the input of every layer but the
+        first, ``input_dropout`` on the first's; ``"output"``: ``dropout`` on every layer's
+        output, after its norm and activation (OGB's molecule GNNs: ``F.dropout(h)`` after
+        each layer, the last one's included), ``input_dropout`` (default 0) on the features.
     :param norm: ``none`` | ``batch`` | ``layer`` after every hidden layer.
     :param residual: skip connections around the hidden layers.
     :param self_loops: add a self-loop to every destination that has none before the layers
@@ -103,8 +110,10 @@ class GNNStack(nn.Module):
     def __init__(self, layers: Sequence[nn.Module], dims: Sequence[int], *,
                  activation: str = "relu", dropout: float = 0.5,
                  input_dropout: float | None = None, norm: str = "none",
-                 residual: bool = False, self_loops: bool = False):
+                 residual: bool = False, self_loops: bool = False, dropout_at: str = "input"):
         super().__init__()
+        if dropout_at not in ("input", "output"):
+            raise ConfigError(f'unknown dropout placement "{dropout_at}"; choices: input, output')
         if len(layers) == 0 or len(dims) != len(layers) + 1:
             raise ValueError(f"{len(layers)} layers need {len(layers) + 1} widths, got "
                              f"{list(dims)}")
@@ -127,8 +136,14 @@ class GNNStack(nn.Module):
             nn.Identity() if self.dims[i] == self.dims[i + 1]
             else nn.Linear(self.dims[i], self.dims[i + 1], bias=False)
             for i in (hidden if residual else ()))
-        first = dropout if input_dropout is None else input_dropout
-        self.drops = [first] + [dropout] * (len(layers) - 1)
+        if dropout_at == "input":  # the rate on each layer's input, and on its output
+            first = dropout if input_dropout is None else input_dropout
+            self.drops = [first] + [dropout] * (len(layers) - 1)
+            self.out_drops = [0.0] * len(layers)
+        else:
+            self.drops = [input_dropout or 0.0] + [0.0] * (len(layers) - 1)
+            self.out_drops = [dropout] * len(layers)
+        self.dropout_at = dropout_at
         self.self_loops = self_loops
 
     @property
@@ -187,13 +202,14 @@ class GNNStack(nn.Module):
         p = self.drops[i]
         x = dropout(h, p, self.training) if p > 0 and self.training else h  # same object at 0
         out = self.layers[i](adj, x)  # (num_dst, d_{i+1})
-        if i == self.num_layers - 1:
-            return out
-        if self.residual:
-            skip, h_dst = self.skips[i], h[: adj.num_dst]  # (num_dst, d_i)
-            out = out + (linear(h_dst, skip.weight) if isinstance(skip, nn.Linear)
-                         else to_dense(h_dst))
-        return self.acts[i](self.norms[i](out))
+        if i < self.num_layers - 1:
+            if self.residual:
+                skip, h_dst = self.skips[i], h[: adj.num_dst]  # (num_dst, d_i)
+                out = out + (linear(h_dst, skip.weight) if isinstance(skip, nn.Linear)
+                             else to_dense(h_dst))
+            out = self.acts[i](self.norms[i](out))
+        q = self.out_drops[i]  # dropout_at = "output"
+        return dropout(out, q, self.training) if q > 0 and self.training else out
 
     @torch.no_grad()
     def inference(self, adj: Adjacency, x: torch.Tensor, *, batch_size: int,
@@ -243,7 +259,9 @@ class GNNStack(nn.Module):
         return h
 
     def extra_repr(self) -> str:
-        return (f"dims={self.dims}, dropout={self.drops}, residual={self.residual}, "
+        drops = self.drops if self.dropout_at == "input" else \
+            f"{self.drops} (input), {self.out_drops} (output)"
+        return (f"dims={self.dims}, dropout={drops}, residual={self.residual}, "
                 f"self_loops={self.self_loops}")
 
     def _per_layer(self, adj: Adjacency | Sequence[Adjacency]) -> list[Adjacency]:

@@ -7,7 +7,12 @@ molecules (``ogb/examples/graphproppred/mol``, ``gnn = "gin"``): AtomEncoder, 5 
 a BondEncoder each (messages ReLU(h_j + BondEncoder(e_ji)), eps learnt), width 300, batch
 norm, dropout 0.5, mean read-out of the last layer, a linear head, batches of 32, Adam at
 0.001, masked binary cross-entropy. The peer is OGB's model written on DGL's message passing
-(PyG is not in this environment), batched by DGL's ``GraphDataLoader``. Whole epochs alternate
+(PyG is not in this environment), batched by DGL's ``GraphDataLoader``; graphflow's side is
+``gine`` with the options that make it OGB's network (MLPs d -> 2d -> d, the last layer
+batch-normed without ReLU, the dropout on each layer's output: the parity test
+``tests/graphs/test_ogb_mol_parity.py`` checks the same scores and gradients as OGB's code
+with the same weights), so both sides train identical networks (the same parameter count,
+in the JSON) from different initial values. Whole epochs alternate
 in one process (:func:`benchmarks.records.alternate`); each side's test ROC-AUC (OGB's
 ``Evaluator`` figure, ``graphflow.graphs.evaluate``) is taken at its best validation epoch.
 
@@ -15,7 +20,8 @@ in one process (:func:`benchmarks.records.alternate`); each side's test ROC-AUC 
     python benchmarks/molecules.py --data ../shared/data/molecules/tox21.csv --epochs 10
 
 The last line is JSON: each side's epoch seconds (median, range), the ratio of the medians
-(peer / graphflow), the featurisation seconds and the test ROC-AUC of both sides.
+(peer / graphflow), the featurisation seconds, the test ROC-AUC and the parameter count of
+both sides.
 """
 
 from __future__ import annotations
@@ -94,8 +100,12 @@ class GraphflowSide:
         self.split = {k: torch.from_numpy(v) for k, v in scaffold_split(
             [mols.scaffolds[i] for i in keep.tolist()]).items()}
         torch.manual_seed(seed)
-        options = GINEOptions(layers=layers, hidden=hidden, norm="batch", dropout=0.5,
-                              input_dropout=0.0, learn_eps=True, norm_last=False,
+        # OGB's network exactly (examples/bbbp_gin.toml; tests/graphs/test_ogb_mol_parity.py):
+        # MLPs d -> 2d -> d, every layer batch-normed (the last without ReLU), the dropout on
+        # each layer's output
+        options = GINEOptions(layers=layers, hidden=hidden, norm="batch", learn_eps=True,
+                              mlp_ratio=2, norm_last=True, activation_last=False,
+                              dropout=0.5, dropout_at="output", input_dropout=0.0,
                               input_encoder="atom", edge_encoder="bond")
         encoder = GINEModel(options).build(9, hidden)
         probe = self.batcher.batch(torch.tensor([0]))
@@ -242,6 +252,8 @@ def run(data: Path, epochs: int, hidden: int, layers: int, seed: int, batch: int
             "ratio": ratio_spread(times["peer"], times["graphflow"]),
             "test_rocauc": {name: best[name][1] for name in sides},
             "best_epoch": {name: best[name][2] for name in sides},
+            "parameters": {name: sum(p.numel() for p in sides[name].model.parameters())
+                           for name in sides},
             "threads": torch.get_num_threads()}
 
 

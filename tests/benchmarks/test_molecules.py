@@ -22,4 +22,5 @@ def test_both_sides_train_and_report(capsys):
     assert set(result["epoch_s"]) == {"graphflow", "peer"}
     assert all(r["n"] == 2 for r in result["epoch_s"].values())
     assert all(0 <= v <= 1 for v in result["test_rocauc"].values())
+    assert result["parameters"]["graphflow"] == result["parameters"]["peer"]  # one network
     assert capsys.readouterr().out.strip().startswith("{")

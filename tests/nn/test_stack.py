@@ -166,3 +166,31 @@ def test_in_place_activation_only_where_safe_and_same_gradients(graph, make, nor
     torch.testing.assert_close(outs[0][0], outs[1][0])
     for a, b in zip(outs[0][1], outs[1][1]):
         torch.testing.assert_close(a, b)
+
+
+def test_dropout_at_output_drops_each_layers_output_the_last_too(graph, monkeypatch):
+    """``dropout_at = "output"`` (OGB's molecule GNNs): no dropout on the layers' inputs (the
+    features at ``input_dropout`` only), one on every layer's output after its norm and
+    activation; eval mode and layer-wise inference unchanged."""
+    import graphflow.nn.stack as stack_module
+
+    g, adj = graph
+    torch.manual_seed(0)
+    stack = GNNStack([GCNConv(12, 16), GCNConv(16, 3)], [12, 16, 3], norm="batch",
+                     dropout=0.5, dropout_at="output", self_loops=True)
+    assert stack.drops == [0.0, 0.0] and stack.out_drops == [0.5, 0.5]
+    seen = []
+
+    def record(x, p, training):
+        seen.append((tuple(x.shape), p, bool((x >= 0).all())))
+        return x
+
+    monkeypatch.setattr(stack_module, "dropout", record)
+    stack.train()
+    stack(adj, g.feat)
+    assert seen == [((120, 16), 0.5, True), ((120, 3), 0.5, False)]  # after the ReLU; logits
+    stack.eval()
+    assert torch.allclose(stack(adj, g.feat), stack.inference(adj, g.feat, batch_size=50),
+                          atol=1e-5)
+    with pytest.raises(ConfigError, match="unknown dropout placement"):
+        GNNStack([GCNConv(12, 3)], [12, 3], dropout_at="outputs")

@@ -5,6 +5,11 @@ For a **run** (a folder with ``run.json``): its summary, its learning curves (ev
 ``loss`` with ``val_loss``, ``train_acc`` with ``val_acc`` and ``test_acc``...) and its stage
 timings (``run.json`` ``stages``).
 
+For an **explanation** (a folder written by ``graphflow explain``: ``explain.json`` and its
+``edges`` file), or a run with one in its ``explain/`` folder: each explained node's or
+graph's top-k subgraph as inline SVG, edge widths by importance
+(:mod:`graphflow.explain.view`); an explanation alone needs no plotly.
+
 For a **sweep** (a folder written by ``graphflow sweep``: ``summary.json`` and its SQLite
 study): the best trial, the optimisation history, the parameter importances, a
 parallel-coordinates view, the intermediate values the pruner saw (when it had any), all
@@ -28,6 +33,7 @@ from pathlib import Path
 from typing import Any
 
 from graphflow.errors import ConfigError, EnvironmentProblem
+from graphflow.explain.view import EXPLAIN_RECORD, explanation_html, find_explanation
 
 RUN_RECORD = "run.json"
 SWEEP_SUMMARY = "summary.json"
@@ -55,31 +61,42 @@ def _plotly() -> Any:
 
 
 def kind_of(folder: Path) -> str:
-    """``"run"`` or ``"sweep"``; a folder that is neither is one ``ConfigError``."""
+    """``"run"``, ``"sweep"`` or ``"explanation"``; a folder that is none is one
+    ``ConfigError``."""
     if not folder.is_dir():
         raise ConfigError(f"{folder}: no such folder; give a run's or a sweep's folder")
     if (folder / RUN_RECORD).is_file():
         return "run"
     if (folder / SWEEP_SUMMARY).is_file() or (folder / DEFAULT_STORAGE).is_file():
         return "sweep"
+    if (folder / EXPLAIN_RECORD).is_file():
+        return "explanation"
     raise ConfigError(f"{folder}: neither a run (no {RUN_RECORD}) nor a sweep (no "
-                      f"{SWEEP_SUMMARY} or {DEFAULT_STORAGE}); give a folder written by "
-                      f"graphflow run or graphflow sweep")
+                      f"{SWEEP_SUMMARY} or {DEFAULT_STORAGE}) nor an explanation (no "
+                      f"{EXPLAIN_RECORD}); give a folder written by graphflow run, "
+                      f"graphflow sweep or graphflow explain")
 
 
 def write_report(folder: Path, out: Path | None = None) -> tuple[Path, int]:
     """Write the report of ``folder`` (default ``folder/report.html``); returns the file and
     the number of charts in it."""
     kind = kind_of(folder)
-    plotly = _plotly()
-    if kind == "run":
-        title, sections = run_sections(folder)
+    if kind == "explanation":
+        title, sections = f"graphflow report: explanation {folder.name}", []
+        plotly_js = ""
     else:
-        title, sections = sweep_sections(folder)
+        plotly = _plotly()
+        title, sections = run_sections(folder) if kind == "run" else sweep_sections(folder)
+        plotly_js = plotly.offline.get_plotlyjs()
+    found = find_explanation(folder)
+    if found is not None:
+        info, body = explanation_html(found)
+        sections.append(Section("explanation", f"Explanation ({info.get('method')})",
+                                table([info]) + body))
     out = out or folder / "report.html"
     from graphflow.io.atomic import write_text
 
-    write_text(out, page(title, sections, plotly.offline.get_plotlyjs()))
+    write_text(out, page(title, sections, plotly_js))
     return out, sum('class="plotly-graph-div"' in s.body for s in sections)
 
 
@@ -287,6 +304,8 @@ table { border-collapse: collapse; margin: 0.5em 0 1.5em; font-size: 0.9em; }
 th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: right; }
 th { background: #f3f3f3; }
 nav a { margin-right: 1em; }
+.explanations { display: flex; flex-wrap: wrap; gap: 1em; }
+figure { margin: 0; } figcaption { font-size: 0.85em; text-align: center; }
 """
 
 
@@ -296,5 +315,6 @@ def page(title: str, sections: list[Section], plotly_js: str) -> str:
                      f"</section>" for s in sections)
     return (f"<!DOCTYPE html>\n<html><head><meta charset=\"utf-8\">"
             f"<title>{html.escape(title)}</title><style>{STYLE}</style>\n"
-            f"<script type=\"text/javascript\">{plotly_js}</script>\n</head>\n"
+            + (f"<script type=\"text/javascript\">{plotly_js}</script>\n" if plotly_js else "")
+            + "</head>\n"
             f"<body><h1>{html.escape(title)}</h1><nav>{nav}</nav>\n{body}\n</body></html>\n")

@@ -315,8 +315,10 @@ class Batch:
         self.x, self.edge_index, self.edge_attr, self.batch = x, edge_index, edge_attr, batch
 
 
+@lru_cache(maxsize=1)
 def molecules():
-    """The SMILES featurised by graphflow: (graphflow's batch of all, OGB's batch of all)."""
+    """The SMILES featurised by graphflow: (graphflow's batch of all, OGB's batch of all);
+    read once (neither side writes into them)."""
     mols = featurize(SMILES)
     assert mols.ok.all()
     ptr = torch.zeros(len(SMILES) + 1, dtype=torch.int64)

@@ -43,7 +43,8 @@ def _config(args: argparse.Namespace) -> tuple[PluginHost, PipelineConfig]:
     from graphflow.experiments.seeds import parse_seeds
     from graphflow.manager import create_host
 
-    seeds = parse_seeds(args.seeds) if args.seeds is not None else None
+    text = getattr(args, "seeds", None)  # partition and launch take no --seeds
+    seeds = parse_seeds(text) if text is not None else None
     host = create_host()
     config = load_config(args.pipeline, host.registry, overrides=args.overrides,
                          device=args.device, out_dir=args.out_dir, seeds=seeds)

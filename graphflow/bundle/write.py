@@ -52,6 +52,27 @@ def bundle_kind(model: torch.nn.Module, info: dict[str, Any]) -> str:
     return "node"
 
 
+def bundle_header(ctx: RunContext, task: Any, kind: str, info: dict[str, Any],
+                  built_by: str) -> dict[str, Any]:
+    """The fields every bundle's ``bundle.json`` starts with: the format, ``kind``, the
+    section, when, the pipeline, and the ``[train]`` and ``[model]`` tables of the stage
+    ``built_by`` (the task's name alone when that stage is not in the config)."""
+    stage = next((t for t in ctx.config.train if t.task.section == built_by), None)
+    model_spec = stage.model.resolved() if stage is not None and stage.model is not None \
+        else ({"type": ctx.model.name} if ctx.model is not None else None)
+    return {
+        "format": FORMAT,
+        "kind": kind,
+        "section": ctx.section,
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+        "pipeline": {"name": ctx.config.settings.name, "seed": ctx.seed,
+                     "config_hash": ctx.config.digest(), "source": str(ctx.config.source)},
+        "task": stage.task.resolved() if stage is not None else {"type": task.name},
+        "model": model_spec,
+        "model_info": info,
+    }
+
+
 def write_bundle(ctx: RunContext, task: Any, in_dim: int | dict[str, int], *,
                  source: str | None = None) -> Path | None:
     """Write the bundle of the stage that just trained (rank 0 only); return its folder.
@@ -71,21 +92,10 @@ def write_bundle(ctx: RunContext, task: Any, in_dim: int | dict[str, int], *,
     kind = bundle_kind(model, info)
     config = ctx.config.resolved()
     built_by = source or ctx.section
-    stage = next((t for t in ctx.config.train if t.task.section == built_by), None)
-    model_spec = stage.model.resolved() if stage is not None and stage.model is not None \
-        else ({"type": ctx.model.name} if ctx.model is not None else None)
     options = getattr(task, "options", None)
     features = getattr(options, "features", "feat")
     meta: dict[str, Any] = {
-        "format": FORMAT,
-        "kind": kind,
-        "section": ctx.section,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "pipeline": {"name": ctx.config.settings.name, "seed": ctx.seed,
-                     "config_hash": ctx.config.digest(), "source": str(ctx.config.source)},
-        "task": stage.task.resolved() if stage is not None else {"type": task.name},
-        "model": model_spec,
-        "model_info": info,
+        **bundle_header(ctx, task, kind, info, built_by),
         "inputs": {
             "features": features,
             "in_dim": in_dim if isinstance(in_dim, dict) else int(in_dim),

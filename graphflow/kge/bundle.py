@@ -25,7 +25,6 @@ writes the answers atomically.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +34,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import torch
 
-from graphflow.bundle.layout import BUNDLE_JSON, FORMAT, WEIGHTS, bundle_dir
+from graphflow.bundle.layout import BUNDLE_JSON, WEIGHTS, bundle_dir
 from graphflow.context import RunContext
 from graphflow.errors import DataError
 from graphflow.io.atomic import atomic_dir, atomic_path, write_json
@@ -52,7 +51,7 @@ ANSWER_FORMATS = ("parquet", "csv")
 def write_kg_bundle(ctx: RunContext, task: Any, model: KgeModel,
                     kg: KnowledgeGraph) -> Path | None:
     """Write the stage's bundle (rank 0 only; the folder whole or not at all); return it."""
-    from graphflow.bundle.write import sha256
+    from graphflow.bundle.write import bundle_header, sha256
     from graphflow.record import package_versions
     from graphflow.train.restore import model_payload
 
@@ -60,18 +59,8 @@ def write_kg_bundle(ctx: RunContext, task: Any, model: KgeModel,
         return None
     info = dict(ctx.artifacts.model_info or {})
     config = ctx.config.resolved()
-    stage = next((t for t in ctx.config.train if t.task.section == ctx.section), None)
     meta: dict[str, Any] = {
-        "format": FORMAT,
-        "kind": KIND,
-        "section": ctx.section,
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-        "pipeline": {"name": ctx.config.settings.name, "seed": ctx.seed,
-                     "config_hash": ctx.config.digest(), "source": str(ctx.config.source)},
-        "task": stage.task.resolved() if stage is not None else {"type": task.name},
-        "model": stage.model.resolved() if stage is not None and stage.model is not None
-        else {"type": ctx.model.name},
-        "model_info": info,
+        **bundle_header(ctx, task, KIND, info, ctx.section),
         "kg": {"entities": kg.num_entities, "relations": kg.num_relations,
                "reciprocal": bool(model.reciprocal), "relations_file": RELATIONS,
                "known_file": KNOWN, "splits": {k: len(v) for k, v in kg.splits.items()}},

@@ -1,11 +1,13 @@
 """Explanations with ground truth: graphflow's explainers vs PyG's on the same weights.
 
-BA-Shapes (Ying et al. 2019; ``graphflow.io.motifs``: a Barabási–Albert base of 300 nodes,
-``--motifs`` houses, ``--noise`` random edges) and the paper's 3-layer GCN (20 units a
-layer, ReLU, a linear head; PyG's ``gnn_explainer_ba_shapes`` example: Adam ``lr``, weight
-decay 5e-3, ``--train-epochs`` full-batch epochs on 80% of the nodes). The trained weights
-are copied into the same network built from ``torch_geometric.nn.GCNConv``, and every motif
-node is explained by both sides with the same method and settings (``--method``):
+BA-Shapes, Tree-Cycles or Tree-Grid (``--data``; Ying et al. 2019, ``graphflow.io.motifs``:
+``--motifs`` motifs, ``--noise`` random edges) and the paper's node model
+(:class:`PaperGCN`: three graph convolutions of 20 units, sum aggregation with the node
+itself, the three layer outputs concatenated before a linear head; Adam ``--lr`` 0.001,
+weight decay 5e-3, ``--train-epochs`` 2000 full-batch epochs on 80% of the nodes). The
+trained weights are copied into the same network built from ``torch_geometric.nn.GCNConv``,
+and every motif node is explained by both sides with the same method and settings
+(``--method``):
 
 * ``gnnexplainer`` (default): 100 epochs, Adam lr 0.01, PyG's default coefficients, a
   feature mask shared by the nodes (PyG ``common_attributes``); graphflow batched over the
@@ -51,46 +53,80 @@ from benchmarks.records import alternate, load, ratio_spread, spread, write  # n
 from graphflow.explain.gnnexplainer import gnn_explainer  # noqa: E402
 from graphflow.explain.metrics import roc_auc  # noqa: E402
 from graphflow.explain.pgexplainer import pg_explainer  # noqa: E402
-from graphflow.io.motifs import ba_shapes  # noqa: E402
+from graphflow.io.motifs import ba_shapes, tree_cycles, tree_grid  # noqa: E402
 from graphflow.nn.gcn import GCNConv  # noqa: E402
 from graphflow.nn.stack import add_self_loops  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 
 
-class PaperGCN(nn.Module):
-    """Three GCN layers of ``hidden`` units with ReLU, then a linear head: ``(adj, x)``."""
+GRAPHS = {"ba_shapes": ba_shapes, "tree_cycles": tree_cycles, "tree_grid": tree_grid}
 
-    def __init__(self, in_dim: int, classes: int, hidden: int = 20):
+
+class PaperGCN(nn.Module):
+    r"""The GNNExplainer paper's node model (``GcnEncoderNode`` of its code): three graph
+    convolutions of ``hidden`` units whose outputs are concatenated before a linear head.
+
+    ``agg = "sum"`` (default) is the paper's ``GraphConv`` with ``add_self``:
+    :math:`h' = (A + I) h W + b`, each layer's output L2-normalised (its
+    ``normalize_embedding``), ReLU after the first two layers, none after the last; ``concat``
+    feeds ``[h_1 \| h_2 \| h_3]`` (60 units) to the head. ``agg = "gcn"``, ``concat =
+    False`` is PyG's plain 3-layer GCN (symmetric normalisation, ReLU after every layer, the
+    head on ``h_3``). ``forward(adj, x)``.
+    """
+
+    def __init__(self, in_dim: int, classes: int, hidden: int = 20, *, agg: str = "sum",
+                 concat: bool = True):
         super().__init__()
-        self.convs = nn.ModuleList([GCNConv(in_dim, hidden), GCNConv(hidden, hidden),
-                                    GCNConv(hidden, hidden)])
-        self.lin = nn.Linear(hidden, classes)
+        norm = "none" if agg == "sum" else "both"
+        self.agg, self.concat = agg, concat
+        self.convs = nn.ModuleList([GCNConv(in_dim, hidden, norm=norm),
+                                    GCNConv(hidden, hidden, norm=norm),
+                                    GCNConv(hidden, hidden, norm=norm)])
+        self.lin = nn.Linear(hidden * (3 if concat else 1), classes)
+
+    def layer(self, i: int, h: torch.Tensor) -> torch.Tensor:
+        """Layer ``i``'s normalisation and activation of its convolution's output ``h``."""
+        if self.agg == "sum":
+            h = nn.functional.normalize(h, dim=-1)
+            return torch.relu(h) if i < len(self.convs) - 1 else h
+        return torch.relu(h)
 
     def hidden(self, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
-        """(N, hidden) the last hidden layer: what the head reads."""
+        """(N, 60 or 20) what the head reads: the concatenated (or last) layer outputs."""
         a = add_self_loops(adj)
-        for conv in self.convs:
-            x = torch.relu(conv(a, x))
-        return x
+        outs = []
+        for i, conv in enumerate(self.convs):
+            x = self.layer(i, conv(a, x))
+            outs.append(x)
+        return torch.cat(outs, -1) if self.concat else x
 
     def forward(self, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
         return self.lin(self.hidden(adj, x))
 
 
 def pyg_twin(model: PaperGCN):
-    """The same network in PyG, with ``model``'s weights."""
+    """The same network in PyG, with ``model``'s weights (``agg = "sum"``: ``GCNConv(normalize
+    = False)`` over the edges plus the self term ``h W``, so PyG's edge mask covers the same
+    edges as graphflow's)."""
     from torch_geometric.nn import GCNConv as PygConv
 
     class Twin(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.convs = nn.ModuleList([PygConv(c.in_dim, c.out_dim) for c in model.convs])
+            self.convs = nn.ModuleList([PygConv(c.in_dim, c.out_dim,
+                                                normalize=model.agg != "sum")
+                                        for c in model.convs])
             self.lin = nn.Linear(model.lin.in_features, model.lin.out_features)
 
         def forward(self, x, edge_index):
-            for conv in self.convs:
-                x = torch.relu(conv(x, edge_index))
-            return self.lin(x)
+            outs = []
+            for i, conv in enumerate(self.convs):
+                h = conv(x, edge_index)
+                if model.agg == "sum":
+                    h = h + conv.lin(x)  # the self term of (A + I) h W
+                x = model.layer(i, h)
+                outs.append(x)
+            return self.lin(torch.cat(outs, -1) if model.concat else x)
 
     twin = Twin()
     with torch.no_grad():
@@ -104,7 +140,7 @@ def pyg_twin(model: PaperGCN):
 def train(g, a: argparse.Namespace) -> tuple[PaperGCN, Adjacency, float]:
     torch.manual_seed(a.seed)
     adj = Adjacency.from_edges(g.src, g.dst, g.num_nodes, g.num_nodes)
-    model = PaperGCN(g.feat.shape[1], g.num_classes)
+    model = PaperGCN(g.feat.shape[1], g.num_classes, agg=a.agg, concat=a.concat)
     gen = torch.Generator().manual_seed(a.seed)
     train_mask = torch.rand(g.num_nodes, generator=gen) < 0.8
     opt = torch.optim.Adam(model.parameters(), lr=a.lr, weight_decay=5e-3)
@@ -126,12 +162,26 @@ def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--motifs", type=int, default=80)
     p.add_argument("--noise", type=float, default=0.1)
-    p.add_argument("--train-epochs", type=int, default=1000)
-    p.add_argument("--lr", type=float, default=0.01)
+    p.add_argument("--data", choices=tuple(GRAPHS), default="ba_shapes")
+    p.add_argument("--train-epochs", type=int, default=2000)
+    p.add_argument("--lr", type=float, default=0.001)
+    p.add_argument("--agg", choices=("sum", "gcn"), default="sum",
+                   help="the model's aggregation: sum (the paper's GraphConv, default) or gcn "
+                        "(symmetric normalisation, PyG's GCN)")
+    p.add_argument("--no-concat", dest="concat", action="store_false",
+                   help="the head reads the last layer only (default: the three layers "
+                        "concatenated, as the paper's model)")
     p.add_argument("--method", choices=("gnnexplainer", "pgexplainer"), default="gnnexplainer",
                    help="the explainer, on both sides (default gnnexplainer)")
     p.add_argument("--epochs", type=int,
                    help="explainer epochs (default: 100 gnnexplainer, 30 pgexplainer)")
+    p.add_argument("--explain-lr", type=float,
+                   help="the explainer's Adam learning rate, both sides (default: 0.01 "
+                        "gnnexplainer, PyG's; 0.003 pgexplainer)")
+    p.add_argument("--explained", choices=("motifs", "first"), default="motifs",
+                   help="the nodes explained: every motif node (default), or each motif's "
+                        "first node (the one linked to the base), as the paper's and PyG's "
+                        "examples evaluate; roc_auc_first always scores that subset")
     p.add_argument("--sides", default="graphflow,pyg",
                    help="the sides to run, comma-separated (default graphflow,pyg; "
                         "graphflow alone gives its ROC-AUC without PyG's run)")
@@ -145,13 +195,14 @@ def main(argv: list[str] | None = None) -> dict:
         a.motifs, a.train_epochs = 8, 20
         a.epochs = a.epochs or (5 if a.method == "gnnexplainer" else 2)
     a.epochs = a.epochs or (100 if a.method == "gnnexplainer" else 30)
+    a.explain_lr = a.explain_lr or (0.01 if a.method == "gnnexplainer" else 0.003)
     if a.threads:
         torch.set_num_threads(a.threads)
     chosen = [name.strip() for name in a.sides.split(",") if name.strip()]
     if not chosen or set(chosen) - {"graphflow", "pyg"}:
         p.error(f"--sides {a.sides}: choose from graphflow, pyg")
     before = load()
-    g = ba_shapes(motifs=a.motifs, noise=a.noise, seed=a.seed)
+    g = GRAPHS[a.data](motifs=a.motifs, noise=a.noise, seed=a.seed)
     model, adj, acc = train(g, a)
     edge_index = torch.stack([g.src, g.dst])
     if "pyg" in chosen:
@@ -160,40 +211,53 @@ def main(argv: list[str] | None = None) -> dict:
         twin = pyg_twin(model)
         with torch.no_grad():
             assert torch.allclose(twin(g.feat, edge_index), model(adj, g.feat), atol=1e-4)
-    nodes = (g.label > 0).nonzero().squeeze(1)  # every motif node
+    nodes = (g.motif >= 0).nonzero().squeeze(1)  # every motif node
+    first = torch.ones(nodes.numel(), dtype=torch.bool)  # (T,) each motif's first node
+    first[1:] = g.motif[nodes[1:]] != g.motif[nodes[:-1]]
+    if a.explained == "first":
+        nodes, first = nodes[first], first[first]
     config = dict(mode="multiclass_classification", task_level="node", return_type="raw")
-    scores: dict[str, tuple[torch.Tensor, torch.Tensor]] = {}
+    scores: dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = {}
     calls: list[str] = []
 
-    def pooled(explain) -> tuple[torch.Tensor, torch.Tensor]:
-        preds, truth = [], []
-        for node in nodes.tolist():  # PyG explains one node per call
+    def pooled(explain) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        preds, truth, owner = [], [], []
+        for i, node in enumerate(nodes.tolist()):  # PyG explains one node per call
             e = explain(node)
             hard = e.edge_mask > 0
             preds.append(e.edge_mask[hard])
             truth.append(g.motif_edge[hard])
-        return torch.cat(preds), torch.cat(truth)
+            owner.append(torch.full((int(hard.sum()),), i))
+        return torch.cat(preds), torch.cat(truth), torch.cat(owner)
+
+    def auc(name: str, subset: torch.Tensor | None = None) -> float:
+        """ROC-AUC of ``name``'s pooled edges, of every explained node or of ``subset``."""
+        pred, truth, owner = scores[name]
+        keep = slice(None) if subset is None else subset[owner]
+        return roc_auc(pred[keep], truth[keep])
 
     def ours(rep: int) -> None:
         if a.method == "gnnexplainer":
-            exp = gnn_explainer(model, adj, g.feat, nodes, hops=3, epochs=a.epochs, seed=rep)
+            exp = gnn_explainer(model, adj, g.feat, nodes, hops=3, epochs=a.epochs,
+                               lr=a.explain_lr, seed=rep)
         else:
             with torch.no_grad():
                 z = model.hidden(adj, g.feat)
             exp = pg_explainer(model, adj, g.feat, nodes, hops=3, embeddings=z,
-                               epochs=a.epochs, seed=rep)
-        scores["graphflow"] = (exp.edge_mask, g.motif_edge[exp.edge_ids])
+                               epochs=a.epochs, lr=a.explain_lr, seed=rep)
+        scores["graphflow"] = (exp.edge_mask, g.motif_edge[exp.edge_ids], exp.edge_target)
         calls.append("graphflow")
 
     def pyg(rep: int) -> None:
         torch.manual_seed(rep)
         if a.method == "gnnexplainer":
-            explainer = Explainer(model=twin, algorithm=GNNExplainer(epochs=a.epochs, lr=0.01),
+            algorithm = GNNExplainer(epochs=a.epochs, lr=a.explain_lr)
+            explainer = Explainer(model=twin, algorithm=algorithm,
                                   explanation_type="model", node_mask_type="common_attributes",
                                   edge_mask_type="object", model_config=config)
             scores["pyg"] = pooled(lambda node: explainer(g.feat, edge_index, index=node))
         else:
-            algorithm = PGExplainer(epochs=a.epochs, lr=0.003)
+            algorithm = PGExplainer(epochs=a.epochs, lr=a.explain_lr)
             explainer = Explainer(model=twin, algorithm=algorithm,
                                   explanation_type="phenomenon", edge_mask_type="object",
                                   model_config=config)
@@ -209,23 +273,26 @@ def main(argv: list[str] | None = None) -> dict:
 
     def progress(name: str, rep: int, seconds: float) -> None:
         print(f"rep {rep + 1} {name}: {seconds:.2f} s, ROC-AUC "
-              f"{roc_auc(*scores[name]):.4f}", file=sys.stderr, flush=True)
+              f"{auc(name):.4f}", file=sys.stderr, flush=True)
 
     sides = {"graphflow": ours, "pyg": pyg}
     times = alternate({name: sides[name] for name in chosen}, a.reps, on_time=progress)
     per_node = {n: [s / nodes.numel() for s in t] for n, t in times.items()}
-    result = {"method": a.method, "data": f"ba_shapes(motifs={a.motifs}, noise={a.noise})",
+    result = {"method": a.method, "data": f"{a.data}(motifs={a.motifs}, noise={a.noise})",
               "nodes": g.num_nodes, "explained": int(nodes.numel()),
-              "settings": {k: getattr(a, k) for k in ("train_epochs", "lr", "epochs", "reps",
+              "settings": {k: getattr(a, k) for k in ("train_epochs", "lr", "agg", "concat",
+                                                      "epochs", "explain_lr", "explained", "reps",
                                                       "seed")},
               "gcn_test_acc": round(acc, 4), "calls": calls, "repetitions": times,
-              "roc_auc": {n: round(roc_auc(*s), 4) for n, s in scores.items()},
+              "roc_auc": {n: round(auc(n), 4) for n in scores},
+              "roc_auc_first": {n: round(auc(n, first), 4) for n in scores},
               **{f"{n}_s_per_node": round(spread(t)["median"], 5) for n, t in per_node.items()},
               "per_node_spread": {n: spread(t) for n, t in per_node.items()},
               **({"ratio_spread": ratio_spread(times["pyg"], times["graphflow"])}
                  if len(times) == 2 else {})}
     if a.record:
-        write("explain" if a.method == "gnnexplainer" else f"explain_{a.method}", result,
+        name = "explain" + ("" if a.data == "ba_shapes" else f"_{a.data}")
+        write(name if a.method == "gnnexplainer" else f"{name}_{a.method}", result,
               load_before=before)
     print(json.dumps(result))
     return result

@@ -152,12 +152,55 @@ def linkpred(recs: list[dict[str, Any]]) -> str:
                          "epoch_ratio_spread", "batches_per_epoch")
 
 
+def kge(recs: list[dict[str, Any]]) -> str:
+    """Knowledge-graph embeddings against PyKEEN: seconds per epoch and the filtered test MRR
+    after the last epoch of each side."""
+    lines = ["| CPU | run | model, dim, negatives, batch, epochs | graphflow epoch s | "
+             "PyKEEN epoch s | PyKEEN / graphflow | filtered test MRR (graphflow / PyKEEN) |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        res = r["result"]
+        st, sp = res["settings"], res["epoch_spread"]
+        lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | {st['model']}, {st['dim']}, "
+                     f"{st['negatives']}, {st['batch']}, {st['epochs']} | "
+                     f"{span(sp['graphflow'], ' s', 1)} | {span(sp['pykeen'], ' s', 1)} | "
+                     f"{span(res['ratio_spread'], 'x')} | {res['mrr']['graphflow'][-1]:.4f} / "
+                     f"{res['mrr']['pykeen'][-1]:.4f} |")
+    return "\n".join(lines)
+
+
+def node2vec(recs: list[dict[str, Any]]) -> str:
+    """Node2Vec end to end against PecanPy walks + gensim on the social case: per worker count,
+    macro-F1 and end-to-end seconds of each side (medians over seeds, least-largest), and the
+    ratio of the medians (least-largest over the seeds' pairs)."""
+    lines = ["| CPU | run | case, workers | graphflow macro-F1 | PecanPy + gensim macro-F1 | "
+             "graphflow s | PecanPy + gensim s | PecanPy + gensim / graphflow |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        res = r["result"]
+        for w in sorted(int(k[len("social_w"):-len("_ratio_spread")]) for k in res
+                        if k.startswith("social_w") and k.endswith("_ratio_spread")):
+            pre = f"social_w{w}"
+            f1 = res[f"{pre}_macro_f1_spread"]
+            secs = {side: records.spread(res[f"{pre}_{side}_total_s_runs"])
+                    for side in ("graphflow", "pecanpy_gensim")}
+            lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | social "
+                         f"({res['social_nodes']:,} nodes), {w} | "
+                         f"{span(f1['graphflow'], '', 4)} | {span(f1['pecanpy_gensim'], '', 4)} | "
+                         f"{span(secs['graphflow'], ' s', 1)} | "
+                         f"{span(secs['pecanpy_gensim'], ' s', 1)} | "
+                         f"{span(res[f'{pre}_ratio_spread'], 'x')} |")
+    return "\n".join(lines)
+
+
 RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "graph_classification": graph_classification,
     "graph_classification_quality": graph_classification_quality,
     "matrix": matrix,
     "sampling": sampling,
     "linkpred": linkpred,
+    "kge": kge,
+    "node2vec": node2vec,
 }
 """Benchmark name -> its table from its records."""
 

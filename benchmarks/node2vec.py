@@ -60,7 +60,7 @@ Everything runs in one process, peers side by side on the same data.
 
     python benchmarks/node2vec.py [--quick] [--device cpu|cuda] [--threads N]
         [--cases sbm,dense,social] [--allocator retain|system] [--train-seeds R]
-        [--social-workers 1,2] [--social-seeds 3]
+        [--social-workers 1,2] [--social-seeds 3] [--record]
 
 ``--allocator`` sets ``malloc`` for the whole process, so every peer runs under the same
 setting: ``retain`` (default, what ``graphflow run`` sets, see ``graphflow.runtime.allocator``) or
@@ -98,6 +98,7 @@ if str(REPO) not in sys.path:
 
 import torch  # noqa: E402
 
+from benchmarks import records  # noqa: E402
 from graphflow.compat.dgl import dgl  # noqa: E402
 from graphflow.runtime import allocator, cores  # noqa: E402
 from graphflow.io.synthetic import Generated, overlapping_communities, rmat, sbm  # noqa: E402
@@ -546,6 +547,10 @@ def bench_social(quick: bool, device: torch.device, seed: int, seeds: int,
         out[f"social_w{workers}_macro_f1_margin"] = round(margin, 4)
         out[f"social_w{workers}_macro_f1_met"] = margin >= 0
         out[f"social_w{workers}_ratio"] = round(ratio, 2)
+        out[f"social_w{workers}_ratio_spread"] = records.ratio_spread(
+            out[f"{theirs}_total_s_runs"], out[f"{ours}_total_s_runs"])
+        out[f"social_w{workers}_macro_f1_spread"] = {
+            side: records.spread(out[f"social_w{workers}_{side}_macro_f1_runs"]) for side in runs}
         print(f"    workers {workers}, medians over {seeds} seeds: graphflow "
               f"{out[f'{ours}_total_s']:.1f}s macro-F1 {out[f'{ours}_macro_f1']:.4f} "
               f"[{' '.join(f'{v:.4f}' for v in out[f'{ours}_macro_f1_runs'])}], "
@@ -591,6 +596,9 @@ def main() -> None:
     p.add_argument("--step-walks", type=int, default=None,
                    help="graphflow's walks per skip-gram update (default: the skipgram task's, "
                         "64 on the CPU, 512 on a GPU)")
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/node2vec/ "
+                        "(benchmarks/figures.py renders them)")
     p.add_argument("--allocator", choices=["retain", "system"], default="retain",
                    help="malloc setting of the whole process, for every peer "
                         "(graphflow.runtime.allocator; default retain, as graphflow run sets it)")
@@ -605,6 +613,7 @@ def main() -> None:
     if missing and not args.skip_e2e:
         p.error(f"the end-to-end cases need {' and '.join(missing)} (the bench extra, in an "
                 "environment of its own: docs/node2vec.md); --skip-e2e runs the walks alone")
+    load_before = records.load()
     malloc = allocator.apply(args.allocator)["allocator"]
     print(f"malloc: {malloc}, for the whole process (every peer)", flush=True)
     machine.set_threads(args.threads)
@@ -631,6 +640,8 @@ def main() -> None:
                                             torch.get_num_threads(), args.train_workers,
                                             args.seed, args.train_seeds, args.step_walks))
     figures["machine"] = info
+    if args.record:
+        records.write("node2vec", figures, load_before=load_before)
     print(json.dumps(figures))
 
 

@@ -82,3 +82,35 @@ def test_quality_records_give_each_seeds_figure_and_the_mean(tmp_path):
         "**0.880** (0.860-0.900) |" in rows[0]
     assert rows[1].endswith("| dgl | 0: 0.880 ± 0.050 (61); 1: 0.870 ± 0.050 (7) | "
                             "**0.875** (0.870-0.880) |")
+
+
+def test_kge_records_give_each_sides_epochs_ratio_and_last_mrr(tmp_path):
+    times = {"graphflow": [10.0, 12.0], "pykeen": [30.0, 30.0]}
+    result = {"settings": {"model": "distmult", "dim": 200, "negatives": 64, "batch": 1000,
+                           "lr": 0.1, "epochs": 2, "seed": 0},
+              "mrr": {"graphflow": [0.3, 0.41], "pykeen": [0.2, 0.39]},
+              "epoch_spread": {k: records.spread(v) for k, v in times.items()},
+              "ratio_spread": records.ratio_spread(times["pykeen"], times["graphflow"])}
+    records.write("kge", result, load_before=0.1, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "kge.py")])
+    row = figures.render("kge", tmp_path).splitlines()[2]
+    assert "| distmult, 200, 64, 1000, 2 | 11.0 s (10.0-12.0, n=2) | 30.0 s (30.0-30.0, n=2) " \
+        "| 2.73x (2.50-3.00, n=2) | 0.4100 / 0.3900 |" in row
+
+
+def test_node2vec_records_give_a_row_per_worker_count(tmp_path):
+    result = {"social_nodes": 10312}
+    for w, ours, theirs in ((1, [40.0, 44.0, 42.0], [100.0, 110.0, 90.0]),
+                            (2, [20.0, 22.0, 21.0], [60.0, 66.0, 63.0])):
+        result[f"social_w{w}_graphflow_total_s_runs"] = ours
+        result[f"social_w{w}_pecanpy_gensim_total_s_runs"] = theirs
+        result[f"social_w{w}_ratio_spread"] = records.ratio_spread(theirs, ours)
+        result[f"social_w{w}_macro_f1_spread"] = {
+            "graphflow": records.spread([0.30, 0.29, 0.31]),
+            "pecanpy_gensim": records.spread([0.28, 0.29, 0.285])}
+    records.write("node2vec", result, load_before=0.1, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "node2vec.py"), "--cases", "social"])
+    rows = figures.render("node2vec", tmp_path).splitlines()[2:]
+    assert len(rows) == 2 and "| social (10,312 nodes), 1 |" in rows[0]
+    assert "| 0.3000 (0.2900-0.3100, n=3) | 0.2850 (0.2800-0.2900, n=3) | " \
+        "21.0 s (20.0-22.0, n=3) | 63.0 s (60.0-66.0, n=3) | 3.00x (3.00-3.00, n=3) |" in rows[1]

@@ -1,11 +1,12 @@
-"""``graphflow explain RUN_DIR --data PIPELINE.toml --nodes FILE`` (or ``--graphs FILE`` for a
-graph model): why the model predicted.
+"""``graphflow explain RUN_DIR --data PIPELINE.toml --nodes FILE`` (``--graphs FILE`` for a
+graph model, ``--pairs FILE`` for a link model): why the model predicted.
 
 The data pipeline's ``[pipeline]``, ``[load]`` and ``[[transform]]`` sections give the graph,
 run by ``graphflow predict``'s own loader (:func:`graphflow.cli.predict.run_predict`: a
-``predict`` stage on the bundle, its fitted transform state, its checks, ``run.json``); the method then explains the bundle's
-predictions at the named nodes or graphs (original ids) and writes importances with original ids
-(:mod:`graphflow.explain.run`, docs/explain.md).
+``predict`` stage on the bundle, its fitted transform state, its checks, ``run.json``); the
+method then explains the bundle's outputs at the named nodes, graphs or pairs (original
+ids) and writes importances with original ids (:func:`graphflow.explain.run.explain_to_folder`,
+which the ``[explain]`` stage of a run runs too; docs/explain.md).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     which.add_argument("--graphs", type=Path, metavar="FILE",
                        help="graph models: graphs of the collection to explain: Parquet / CSV "
                             "(column id) / .txt of original graph ids")
+    which.add_argument("--pairs", type=Path, metavar="FILE",
+                       help="link models: node pairs whose scores to explain: Parquet / CSV "
+                            "(columns src, dst) / .txt (src dst lines) of original ids")
     p.add_argument("--method", default="gnnexplainer",
                    help="a registered explainer: gnnexplainer (default), pgexplainer, "
                         "saliency, ig (integrated gradients); graphflow plugins lists them")
@@ -55,11 +59,10 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
 
 def cmd_explain(args: argparse.Namespace) -> int:
     from graphflow.bundle import load_bundle
-    from graphflow.bundle.ids import lookup, read_id_file
     from graphflow.bundle.layout import find_bundle
     from graphflow.bundle.load import read_meta
     from graphflow.errors import ConfigError
-    from graphflow.explain.run import check_method, explain_targets, write_explanation
+    from graphflow.explain.run import check_method, check_targets, explain_to_folder
     from graphflow.manager import create_host
     from graphflow.options import parse_options
 
@@ -67,12 +70,9 @@ def cmd_explain(args: argparse.Namespace) -> int:
         raise ConfigError(f"--top-k {args.top_k}: must be >= 1")
     folder = find_bundle(args.run_dir, args.stage)
     kind = read_meta(folder)["kind"]
-    if kind == "graph" and args.graphs is None:
-        raise ConfigError(f"--nodes: the bundle in {args.run_dir} is a graph model; name the "
-                          f"graphs of the collection to explain with --graphs FILE")
-    if kind != "graph" and args.graphs is not None:
-        raise ConfigError(f"--graphs: the bundle in {args.run_dir} is a {kind} model; "
-                          f"--graphs FILE names graphs to explain for graph models")
+    which, path = next((w, p) for w, p in (("nodes", args.nodes), ("graphs", args.graphs),
+                                           ("pairs", args.pairs)) if p is not None)
+    check_targets(kind, which, f"the bundle in {args.run_dir}")
     host = create_host()
     cls = check_method(host.registry, args.method, kind)
     values = {k: v for k, v in (("epochs", args.epochs), ("lr", args.lr),
@@ -90,15 +90,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
                       stage=args.stage, device="cpu", quiet=True)
     data = run_predict(ns, kind, host, export=False).ctx.data
     bundle = load_bundle(args.run_dir, stage=args.stage, host=host)
-    if args.graphs is not None:
-        targets = lookup(data.graphs.ids, read_id_file(args.graphs, "graph"),
-                         what=f"{args.graphs}: graph id", member="a graph of the collection")
-    else:
-        targets = lookup(data.ids, read_id_file(args.nodes), what=f"{args.nodes}: node id")
-    exp, model, inputs = explain_targets(bundle, data, targets, explainer)
-    summary = write_explanation(out, exp, data, model, inputs, top_k=args.top_k,
+    summary = explain_to_folder(out, bundle, data, explainer, which, path, top_k=args.top_k,
                                 fmt=args.format)
-    print(f"graphflow: explained {summary['targets']} {inputs.level}s with {args.method} "
+    level = {"link": "pair"}.get(summary["level"], summary["level"])
+    print(f"graphflow: explained {summary['targets']} {level}s with {args.method} "
           f"({folder})")
     print(f"  fidelity+={summary['fidelity_plus']:.4g}  fidelity-="
           f"{summary['fidelity_minus']:.4g}  characterization="

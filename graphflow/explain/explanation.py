@@ -16,7 +16,8 @@ class Explanation:
     Edges are listed per target (an edge in the subgraphs of two targets appears twice, once
     with each target's importance):
 
-    :ivar targets: int64 (T,) the explained nodes (internal ids) or graphs (positions).
+    :ivar targets: int64 (T,) the explained nodes (internal ids), graphs (positions in the
+        collection) or node pairs (positions in :attr:`GraphInputs.pairs`).
     :ivar target_class: int64 (T,) the class explained (the model's prediction by default).
     :ivar edge_target: int64 (M,) position in ``targets`` of each listed edge.
     :ivar edge_ids: int64 (M,) the graph's edge id (DGL edge id) of each listed edge.
@@ -72,14 +73,18 @@ class GraphInputs:
     hops: int
     graph_ptr: torch.Tensor | None = None
     embeddings: torch.Tensor | None = None
+    pairs: torch.Tensor | None = None
 
     @property
     def level(self) -> str:
-        """``"graph"`` for a graph model's inputs, else ``"node"``."""
+        """``"graph"`` for a graph model's inputs, ``"link"`` for a link model's (pairs),
+        else ``"node"``."""
+        if self.pairs is not None:
+            return "link"
         return "node" if self.graph_ptr is None else "graph"
 
     def units(self, targets: torch.Tensor) -> Any:
         """The targets' union (:func:`graphflow.explain.subgraph.make_units`)."""
         from graphflow.explain.subgraph import make_units
 
-        return make_units(self.adj, targets, self.hops, self.graph_ptr)
+        return make_units(self.adj, targets, self.hops, self.graph_ptr, self.pairs)

@@ -55,7 +55,8 @@ def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torc
                   hops: int, epochs: int = 100, lr: float = 0.01, batch: int = 256,
                   target_class: torch.Tensor | None = None, feature_mask: bool = True,
                   coeffs: dict[str, float] | None = None, seed: int = 0,
-                  graph_ptr: torch.Tensor | None = None) -> Explanation:
+                  graph_ptr: torch.Tensor | None = None,
+                  pairs: torch.Tensor | None = None) -> Explanation:
     """Explain ``model``'s outputs at ``targets`` (int64 (T,)) on the graph ``adj`` with
     features ``x`` (N, F).
 
@@ -64,6 +65,10 @@ def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torc
     :param hops: the model's depth L (its computation subgraphs are L hops).
     :param graph_ptr: a collection's node offsets (G + 1,): the targets are its graphs,
         each masked over its whole graph (:func:`~graphflow.explain.subgraph.make_units`).
+    :param pairs: (2, P) node pairs of a link model: the targets are positions in them, the
+        model a :class:`~graphflow.linkpred.decoders.LinkModel`, the explained class the link
+        (``s > 0``) or not, so the loss's cross-entropy is that of ``σ(s)``
+        (:class:`~graphflow.explain.subgraph.PairGraphs`).
     :param target_class: (T,) classes to explain; default: the model's predictions.
     :param batch: targets per union (one forward pass each epoch).
     :param feature_mask: learn the feature mask too (the paper does).
@@ -77,7 +82,7 @@ def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torc
     parts: list[tuple[Any, torch.Tensor, torch.Tensor | None, torch.Tensor]] = []
     for start in range(0, targets.numel(), batch):  # over batches of targets
         t = targets[start:start + batch]
-        cg = make_units(adj, t, hops, graph_ptr)
+        cg = make_units(adj, t, hops, graph_ptr, pairs)
         xs = x[cg.node]  # (U, F)
         with torch.no_grad():
             if target_class is None:

@@ -44,13 +44,16 @@ def gradient_attributions(model: Forward, adj: Adjacency, x: torch.Tensor,
                           targets: torch.Tensor, *, hops: int, method: str = "ig",
                           n_steps: int = 50, batch: int = 256,
                           target_class: torch.Tensor | None = None,
-                          graph_ptr: torch.Tensor | None = None) -> Explanation:
+                          graph_ptr: torch.Tensor | None = None,
+                          pairs: torch.Tensor | None = None) -> Explanation:
     """Saliency (``method="saliency"``) or integrated gradients (``"ig"``) for ``targets``.
 
     :param model: ``model(adj, x) -> (N, C)`` logits, in eval mode.
     :param hops: the model's depth L.
     :param graph_ptr: a collection's node offsets: the targets are its graphs, and ``model``
         a graph model (:func:`~graphflow.explain.gnnexplainer.gnn_explainer`).
+    :param pairs: (2, P) node pairs of a link model: the targets are positions in them and
+        the attributed output is each pair's decoder score (whatever the predicted class).
     :param n_steps: integrated gradients' steps (Gauss–Legendre, Captum's default).
     """
     attr = _captum()
@@ -60,7 +63,7 @@ def gradient_attributions(model: Forward, adj: Adjacency, x: torch.Tensor,
     parts, deltas = [], []
     for start in range(0, targets.numel(), batch):  # over batches of targets
         t = targets[start:start + batch]
-        cg = make_units(adj, t, hops, graph_ptr)
+        cg = make_units(adj, t, hops, graph_ptr, pairs)
         xs = x[cg.node].float()  # (U, F)
         w = torch.ones(cg.num_edges)
         with torch.no_grad():
@@ -68,12 +71,15 @@ def gradient_attributions(model: Forward, adj: Adjacency, x: torch.Tensor,
                 y = cg.outputs(model, cg.adjacency(), xs).argmax(-1)
             else:
                 y = target_class[start:start + batch].to(torch.int64)
+        # the logit attributed: the explained class's, or a pair's score (PairGraphs)
+        score = getattr(cg, "score_class", None)
+        yg = y if score is None else torch.full_like(y, score)
 
         def forward(xb: torch.Tensor, wb: torch.Tensor) -> torch.Tensor:
             # (S, U, F), (S, Eu) -> (S,): the sum over targets of their class's logit; the
             # copies are disjoint, so each copy's gradient comes from its own target only.
             outs = [cg.outputs(model, cg.adjacency(wb[s]), xb[s]).gather(
-                1, y[:, None]).sum() for s in range(xb.shape[0])]  # over steps, not nodes
+                1, yg[:, None]).sum() for s in range(xb.shape[0])]  # over steps, not nodes
             return torch.stack(outs)
 
         inputs = (xs[None].requires_grad_(), w[None].requires_grad_())

@@ -43,11 +43,13 @@ def characterization_score(pos_fidelity: float, neg_fidelity: float, pos_weight:
 def masked_predictions(model: Forward, adj: Adjacency, x: torch.Tensor, exp: Explanation,
                        hops: int, edge_mask: torch.Tensor,
                        feature_mask: torch.Tensor | None,
-                       graph_ptr: torch.Tensor | None = None) -> torch.Tensor:
+                       graph_ptr: torch.Tensor | None = None,
+                       pairs: torch.Tensor | None = None) -> torch.Tensor:
     """The model's predicted class at each target when it reads ``edge_mask`` (M,) as edge
     weights (edges in ``exp``'s order) and ``x * feature_mask`` (T, F); ``graph_ptr``: the
-    targets are a collection's graphs (:func:`~graphflow.explain.subgraph.make_units`)."""
-    cg = make_units(adj, exp.targets, hops, graph_ptr)
+    targets are a collection's graphs, ``pairs`` (2, P): positions in a link model's pairs
+    (:func:`~graphflow.explain.subgraph.make_units`)."""
+    cg = make_units(adj, exp.targets, hops, graph_ptr, pairs)
     # exp lists each target's edges in the union's order when it came from one union; match
     # generally by (target, edge id) keys.
     e = max(int(adj.eids.max()) + 1, 1) if adj.nnz else 1
@@ -64,16 +66,17 @@ def masked_predictions(model: Forward, adj: Adjacency, x: torch.Tensor, exp: Exp
 
 def fidelity(model: Forward, adj: Adjacency, x: torch.Tensor, exp: Explanation, hops: int,
              edge_mask: torch.Tensor | None = None,
-             graph_ptr: torch.Tensor | None = None) -> tuple[float, float]:
+             graph_ptr: torch.Tensor | None = None,
+             pairs: torch.Tensor | None = None) -> tuple[float, float]:
     """(fidelity+, fidelity-) of ``exp`` for its targets (model explanations: the reference
     is ``exp.target_class``). ``edge_mask`` replaces ``exp.edge_mask`` (e.g. a top-k 0/1
     mask)."""
     em = exp.edge_mask if edge_mask is None else edge_mask.float()
     fm = exp.feature_mask
     y = exp.target_class
-    keep = masked_predictions(model, adj, x, exp, hops, em, fm, graph_ptr)
+    keep = masked_predictions(model, adj, x, exp, hops, em, fm, graph_ptr, pairs)
     drop = masked_predictions(model, adj, x, exp, hops, 1.0 - em,
-                              None if fm is None else 1.0 - fm, graph_ptr)
+                              None if fm is None else 1.0 - fm, graph_ptr, pairs)
     pos = 1.0 - float((drop == y).float().mean())
     neg = 1.0 - float((keep == y).float().mean())
     return pos, neg

@@ -1,16 +1,20 @@
 """Explain a bundle's predictions on a loaded graph or collection, and write the results
 with original ids.
 
-What ``graphflow explain`` runs after the data pipeline (:mod:`graphflow.cli.explain`):
-the method (a registered :class:`~graphflow.components.Explainer`) checked against the
-bundle's kind, the explanation, and the files:
+What ``graphflow explain`` runs after the data pipeline (:mod:`graphflow.cli.explain`), and
+the ``[explain]`` stage of a run after training (:mod:`graphflow.explain.stage`), both
+through :func:`explain_to_folder`: the method (a registered
+:class:`~graphflow.components.Explainer`) checked against the bundle's kind, the targets
+read (nodes, graphs or node pairs, original ids), the explanation, and the files:
 
 * ``edges.{parquet,csv}``: ``target, src, dst, edge, importance, top_k`` per edge of each
-  target's computation subgraph (original node ids, a graph target's original graph id;
-  ``edge`` the graph's edge index);
+  target's computation subgraph (original node ids, a graph target's original graph id, a
+  pair's ``"src->dst"``, with ``src_target`` and ``dst_target``; ``edge`` the graph's edge
+  index);
 * ``features.{parquet,csv}``: ``target, feature, importance`` (feature column index);
-* ``explain.json``: the method, the level (node or graph), the targets, fidelity+ / fidelity- and the
-  characterization score of the top-k subgraphs (:mod:`graphflow.explain.metrics`).
+* ``explain.json``: the method, the level (node, link or graph), the targets, fidelity+ /
+  fidelity- and the characterization score of the top-k subgraphs
+  (:mod:`graphflow.explain.metrics`).
 """
 
 from __future__ import annotations
@@ -27,25 +31,78 @@ from graphflow.explain.metrics import characterization_score, fidelity
 from graphflow.graph import GraphData
 from graphflow.io.atomic import atomic_path, write_json
 
-def check_method(registry: Any, method: str, kind: str) -> Any:
+TARGETS: dict[str, str] = {"node": "nodes", "link": "pairs", "graph": "graphs"}
+"""What each kind of model explains: the option (``--nodes`` / ``nodes = FILE``...) naming them."""
+_NAMED = {"nodes": "the nodes to explain", "pairs": "the node pairs to explain",
+          "graphs": "the graphs of the collection to explain"}
+
+
+def check_method(registry: Any, method: str, kind: str, *, where: str = "--method",
+                 spelled: str | None = None) -> Any:
     """The explainer class registered as ``method``; one line when it cannot explain a
-    ``kind`` model (node, link, graph), naming those that can."""
-    cls = registry.get("explainer", method, where="--method").cls
+    ``kind`` model (node, link, graph), naming those that can. ``where`` names the option
+    for an unknown method, ``spelled`` the choice (default ``--method NAME``)."""
+    cls = registry.get("explainer", method, where=where).cls
     if kind not in cls.explains:
         able = [info.name for info in registry.by_kind("explainer")
                 if kind in info.cls.explains]
         nodes = [info.name for info in registry.by_kind("explainer")
                  if "node" in info.cls.explains]
-        raise ConfigError(f"--method {method} cannot explain a {kind} model; "
+        raise ConfigError(f"{spelled or f'--method {method}'} cannot explain a {kind} model; "
                           + (f"methods that can: {', '.join(able)}" if able else
                              f"no method explains {kind} models yet; node models: "
                              f"{', '.join(nodes)}"))
     return cls
 
 
+def check_targets(kind: str, which: str, subject: str,
+                  spell: Any = lambda which: f"--{which}") -> None:
+    """One line when ``which`` (``nodes``, ``graphs`` or ``pairs``) is not what a ``kind``
+    model explains (:data:`TARGETS`): ``spell(which)`` is how the message names an option,
+    ``subject`` the model's origin (``the bundle in runs/x``)."""
+    want = TARGETS.get(kind)
+    if want is None:
+        raise ConfigError(f"{spell(which)}: {subject} is a {kind} model; explanations are of "
+                          f"node, link and graph models")
+    if which != want:
+        raise ConfigError(f"{spell(which)}: {subject} is a {kind} model; name "
+                          f"{_NAMED[want]} with {spell(want)}")
+
+
+def read_targets(data: GraphData, which: str, path: Path
+                 ) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """``(targets, pairs)`` named by the file ``path`` of original ids: ``nodes`` (internal
+    ids), ``graphs`` (positions in the collection), or ``pairs`` (``targets`` their positions,
+    ``pairs`` int64 (2, P) internal ids: CSV / Parquet columns ``src``, ``dst``, or ``.txt``
+    lines ``src dst``)."""
+    from graphflow.bundle.ids import lookup, read_id_file
+
+    if which == "graphs":
+        return lookup(data.graphs.ids, read_id_file(path, "graph"), what=f"{path}: graph id",
+                      member="a graph of the collection"), None
+    if which == "pairs":
+        from graphflow.linkpred.edge_split import read_pairs
+
+        pairs = read_pairs(Path(path), data.ids, what="pairs file")  # (2, P)
+        return torch.arange(pairs.shape[1]), pairs
+    return lookup(data.ids, read_id_file(path), what=f"{path}: node id"), None
+
+
+def explain_to_folder(out: Path, bundle: Any, data: GraphData, explainer: Any, which: str,
+                      path: Path, *, top_k: int, fmt: str) -> dict[str, Any]:
+    """Explain ``bundle``'s outputs at the targets of the file ``path`` (``which``: nodes,
+    graphs or pairs; :func:`read_targets`) on ``data`` with ``explainer``, and write
+    :func:`write_explanation`'s files into ``out``; return the summary. What ``graphflow
+    explain`` and the ``[explain]`` stage both run."""
+    targets, pairs = read_targets(data, which, path)
+    exp, model, inputs = explain_targets(bundle, data, targets, explainer, pairs=pairs)
+    return write_explanation(out, exp, data, model, inputs, top_k=top_k, fmt=fmt)
+
+
 def model_depth(module: Any, meta: dict[str, Any]) -> int:
     """The number of message-passing layers (the computation subgraphs' hops)."""
-    for obj in (module, getattr(module, "stack", None), getattr(module, "gnn", None)):
+    for obj in (module, getattr(module, "stack", None), getattr(module, "gnn", None),
+                getattr(module, "encoder", None)):
         n = getattr(obj, "num_layers", None)
         if isinstance(n, int) and n > 0:
             return n
@@ -56,11 +113,12 @@ def model_depth(module: Any, meta: dict[str, Any]) -> int:
                       "it for the computation subgraphs")
 
 
-def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor,
-                    explainer: Any) -> tuple[Explanation, Any, GraphInputs]:
+def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor, explainer: Any, *,
+                    pairs: torch.Tensor | None = None) -> tuple[Explanation, Any, GraphInputs]:
     """``explainer``'s explanation of a bundle's predictions at ``targets``: nodes
-    (internal ids) of a node model, or graphs (positions in the collection) of a graph
-    model; with the model and the inputs it ran on."""
+    (internal ids) of a node model, graphs (positions in the collection) of a graph
+    model, or positions in ``pairs`` (2, P) (internal ids) of a link model; with the model
+    and the inputs it ran on."""
     from graphflow.bundle.infer import node_embeddings
     from graphflow.sparse.indexed_rows import materialize
 
@@ -77,6 +135,12 @@ def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor,
         ptr = data.graphs.graph_ptr
         inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model.encoder, bundle.meta),
                              graph_ptr=ptr, embeddings=_graph_node_vectors(model, adj, x, ptr))
+    elif bundle.kind == "link":
+        if pairs is None:
+            raise ConfigError("explain: a link model's explanations are of node pairs; name "
+                              "them with --pairs FILE (pairs = FILE in [explain])")
+        inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model.encoder, bundle.meta),
+                             pairs=pairs)
     else:
         inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model, bundle.meta),
                              embeddings=node_embeddings(model, adj, x)[0])
@@ -99,26 +163,30 @@ def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any,
                       inputs: GraphInputs, *, top_k: int, fmt: str) -> dict[str, Any]:
     """Write ``edges``, ``features`` and ``explain.json`` into ``out``; return the summary.
 
-    ``target`` holds the explained nodes' original ids, or the graphs' (a graph model's)."""
+    ``target`` holds the explained nodes' original ids, or the graphs' (a graph model's), or
+    a pair's ``"src->dst"`` of original ids (a link model's), with the pair's ids in the
+    extra columns ``src_target`` and ``dst_target``."""
     src, dst = data.graph.find_edges(exp.edge_ids)
     ids = data.ids.to_arrow()
-    target_ids = ids if inputs.graph_ptr is None else data.graphs.ids
     top = exp.top_k(top_k)
+    label, extra = _target_columns(exp, data, inputs)
     edges = pa.table({
-        "target": target_ids.take(pa.array(exp.targets[exp.edge_target].numpy())),
+        "target": label.take(pa.array(exp.edge_target.numpy())),
+        **{k: v.take(pa.array(exp.edge_target.numpy())) for k, v in extra.items()},
         "src": ids.take(pa.array(src.numpy())), "dst": ids.take(pa.array(dst.numpy())),
         "edge": pa.array(exp.edge_ids.numpy()), "importance": pa.array(exp.edge_mask.numpy()),
         "top_k": pa.array(top.numpy())})
     written = [_write_table(out / f"edges.{fmt}", edges, fmt)]
     if exp.feature_mask is not None:
         t, f = exp.feature_mask.shape
+        rows = pa.array(torch.arange(t).repeat_interleave(f).numpy())
         feats = pa.table({
-            "target": target_ids.take(pa.array(exp.targets.repeat_interleave(f).numpy())),
+            "target": label.take(rows), **{k: v.take(rows) for k, v in extra.items()},
             "feature": pa.array(torch.arange(f).repeat(t).numpy()),
             "importance": pa.array(exp.feature_mask.reshape(-1).numpy())})
         written.append(_write_table(out / f"features.{fmt}", feats, fmt))
     pos, neg = fidelity(model, inputs.adj, inputs.x, _hard(exp), inputs.hops,
-                        edge_mask=top.float(), graph_ptr=inputs.graph_ptr)
+                        edge_mask=top.float(), graph_ptr=inputs.graph_ptr, pairs=inputs.pairs)
     summary = {"method": exp.method, "level": inputs.level,
                "targets": int(exp.targets.numel()), "top_k": top_k,
                "fidelity_plus": pos, "fidelity_minus": neg,
@@ -126,6 +194,23 @@ def write_explanation(out: Path, exp: Explanation, data: GraphData, model: Any,
                "files": [str(p) for p in written]}
     write_json(out / "explain.json", summary)
     return summary
+
+
+def _target_columns(exp: Explanation, data: GraphData, inputs: GraphInputs
+                    ) -> tuple[pa.Array, dict[str, pa.Array]]:
+    """(T,) each target's label (original node or graph id, a pair's ``"src->dst"``) and,
+    for pairs, the ``src_target`` / ``dst_target`` columns of original ids."""
+    ids = data.ids.to_arrow()
+    if inputs.pairs is not None:
+        import pyarrow.compute as pc
+
+        pair = inputs.pairs[:, exp.targets]  # (2, T)
+        s, d = ids.take(pa.array(pair[0].numpy())), ids.take(pa.array(pair[1].numpy()))
+        label = pc.binary_join_element_wise(pc.cast(s, pa.string()), pc.cast(d, pa.string()),
+                                            "->")
+        return label, {"src_target": s, "dst_target": d}
+    target_ids = ids if inputs.graph_ptr is None else data.graphs.ids
+    return target_ids.take(pa.array(exp.targets.numpy())), {}
 
 
 def _hard(exp: Explanation) -> Explanation:

@@ -2,7 +2,9 @@
 
 * :func:`computation_graphs`: node targets, each with its L-hop computation subgraph;
 * :func:`member_graphs`: graph targets (members of a collection), each with its whole graph;
-* :func:`make_units`: either, from the full graph and the targets.
+* :func:`pair_graphs`: node pairs of a link model, each with the union of both endpoints'
+  L-hop computation subgraphs;
+* :func:`make_units`: any of them, from the full graph and the targets.
 
 Both give the same interface (``node``, ``node_target``, ``edge_ids``, ``edge_target``,
 ``edge_src`` / ``edge_dst``, ``adjacency(weight)`` and ``outputs(model, adj, x) -> (B, C)``),
@@ -144,17 +146,18 @@ def _with_values(template: Adjacency, values: torch.Tensor | None) -> Adjacency:
     return out
 
 
-def computation_graphs(adj: Adjacency, targets: torch.Tensor, hops: int) -> ComputationGraphs:
-    """The union of the ``hops``-hop computation subgraphs of ``targets`` in the full graph
-    ``adj`` (square, rows = destinations), vectorised over targets: one pass per hop."""
+def _in_neighbourhoods(adj: Adjacency, seed_copy: torch.Tensor, seed_node: torch.Tensor,
+                       hops: int) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """``(keys, pos, copy)``: the ``hops``-hop in-neighbourhood of each copy's seeds (copy
+    ``seed_copy[i]`` holds seed ``seed_node[i]``; a copy may have several), as the sorted
+    keys ``copy * N + node`` of its nodes, and the CSR positions and copies of its edges
+    (every in-edge of every node within ``hops - 1`` hops of a seed). One pass per hop over
+    every copy at once."""
     n = adj.num_dst
-    targets = targets.to(torch.int64)
-    b_all = torch.arange(targets.numel())
-    rows = adj.row_index  # (nnz,) destination of each CSR entry
-    seen = b_all * n + targets  # (B,) keys b * N + node
-    f_b, f_node = b_all, targets
+    seen = torch.unique(seed_copy * n + seed_node)  # (S,) keys copy * N + node
+    f_b, f_node = seen // n, seen % n
     pos_parts, b_parts = [], []
-    for _ in range(hops):  # one pass per layer, over all targets at once
+    for _ in range(hops):  # one pass per layer, over all copies at once
         start, stop = adj.indptr[f_node], adj.indptr[f_node + 1]
         deg = stop - start  # (F,)
         eb = torch.repeat_interleave(f_b, deg)  # (Ef,)
@@ -167,9 +170,18 @@ def computation_graphs(adj: Adjacency, targets: torch.Tensor, hops: int) -> Comp
         new = key[~torch.isin(key, seen)]
         seen = torch.cat([seen, new])
         f_b, f_node = new // n, new % n
-    keys = torch.sort(seen).values  # (U,) union nodes, grouped by target
+    keys = torch.sort(seen).values  # (U,) union nodes, grouped by copy
     pos = torch.cat(pos_parts) if pos_parts else torch.zeros(0, dtype=torch.int64)
     eb = torch.cat(b_parts) if b_parts else torch.zeros(0, dtype=torch.int64)
+    return keys, pos, eb
+
+
+def _union_fields(adj: Adjacency, keys: torch.Tensor, pos: torch.Tensor,
+                  eb: torch.Tensor) -> dict[str, Any]:
+    """The fields of :class:`ComputationGraphs` for the union of :func:`_in_neighbourhoods`
+    (its nodes, edges, full-graph degrees and the nodes that get a self-loop)."""
+    n = adj.num_dst
+    rows = adj.row_index  # (nnz,) destination of each CSR entry
     src = torch.searchsorted(keys, eb * n + adj.indices[pos])
     dst = torch.searchsorted(keys, eb * n + rows[pos])
     node = keys % n
@@ -177,14 +189,70 @@ def computation_graphs(adj: Adjacency, targets: torch.Tensor, hops: int) -> Comp
     has_loop = torch.zeros(n, dtype=torch.bool)
     has_loop[rows[rows == adj.indices]] = True
     loops = (~has_loop[node]).nonzero().squeeze(1)
-    return ComputationGraphs(
-        targets=targets, node=node, node_target=keys // n,
-        target_node=torch.searchsorted(keys, b_all * n + targets),
-        edge_ids=adj.eids[pos], edge_target=eb,
-        edge_value=None if adj.values is None else adj.values[pos],
-        _src=src, _dst=dst, _in_deg=adj.in_degrees()[node], _out_deg=adj.out_degrees()[node],
-        _loop_in_deg=looped_full.in_degrees()[node],
-        _loop_out_deg=looped_full.out_degrees()[node], _loops=loops)
+    return dict(node=node, node_target=keys // n, edge_ids=adj.eids[pos], edge_target=eb,
+                edge_value=None if adj.values is None else adj.values[pos],
+                _src=src, _dst=dst, _in_deg=adj.in_degrees()[node],
+                _out_deg=adj.out_degrees()[node],
+                _loop_in_deg=looped_full.in_degrees()[node],
+                _loop_out_deg=looped_full.out_degrees()[node], _loops=loops)
+
+
+def computation_graphs(adj: Adjacency, targets: torch.Tensor, hops: int) -> ComputationGraphs:
+    """The union of the ``hops``-hop computation subgraphs of ``targets`` in the full graph
+    ``adj`` (square, rows = destinations), vectorised over targets: one pass per hop."""
+    n = adj.num_dst
+    targets = targets.to(torch.int64)
+    b_all = torch.arange(targets.numel())
+    keys, pos, eb = _in_neighbourhoods(adj, b_all, targets, hops)
+    return ComputationGraphs(targets=targets,
+                             target_node=torch.searchsorted(keys, b_all * n + targets),
+                             **_union_fields(adj, keys, pos, eb))
+
+
+@dataclass
+class PairGraphs(ComputationGraphs):
+    """Node pairs scored by a link model, each with its computation subgraph: the union of
+    both endpoints' L-hop in-neighbourhoods (what the encoder reads to embed the two
+    endpoints), one copy per pair in a disjoint union.
+
+    ``targets`` are the pairs' positions (in the ``pairs`` the union was cut for),
+    ``src_node`` / ``dst_node`` (B,) the union ids of each pair's endpoints (``target_node``
+    is ``src_node``). :meth:`outputs` is the pair's decoder score ``s`` as two-class logits
+    ``(0, s)``: their softmax is ``(1 - σ(s), σ(s))``, so the cross-entropy of the predicted
+    class (link when ``s > 0``) is the binary cross-entropy of ``σ(s)``, and every method
+    that explains a class explains the link's probability. Gradient methods attribute the
+    score itself (:attr:`score_class`).
+    """
+
+    src_node: torch.Tensor | None = None
+    dst_node: torch.Tensor | None = None
+    score_class: int = 1
+    """The class whose logit gradient methods attribute: 1, the decoder's score."""
+
+    def outputs(self, model: Any, adj: Adjacency, x: torch.Tensor) -> torch.Tensor:
+        """(B, 2) ``(0, s)``: the link model's score ``s = decoder(h_src, h_dst)`` of each
+        pair, ``h = model.encoder(adj, x)`` on the union (a
+        :class:`~graphflow.linkpred.decoders.LinkModel`)."""
+        h = model.encoder(adj, x)  # (U, D)
+        s = model.decoder(h[self.src_node], h[self.dst_node])  # (B,)
+        return torch.stack([torch.zeros_like(s), s], 1)
+
+
+def pair_graphs(adj: Adjacency, pairs: torch.Tensor, targets: torch.Tensor,
+                hops: int) -> PairGraphs:
+    """The union of the computation subgraphs of the pairs ``pairs[:, targets]`` (``pairs``
+    int64 (2, P) node ids, ``targets`` (B,) positions in it): copy ``b`` holds every in-edge
+    of every node within ``hops - 1`` hops of either endpoint, vectorised over pairs."""
+    n = adj.num_dst
+    targets = targets.to(torch.int64)
+    src, dst = pairs[0, targets].to(torch.int64), pairs[1, targets].to(torch.int64)
+    b_all = torch.arange(targets.numel())
+    keys, pos, eb = _in_neighbourhoods(adj, torch.cat([b_all, b_all]), torch.cat([src, dst]),
+                                       hops)
+    src_node = torch.searchsorted(keys, b_all * n + src)
+    return PairGraphs(targets=targets, target_node=src_node, src_node=src_node,
+                      dst_node=torch.searchsorted(keys, b_all * n + dst),
+                      **_union_fields(adj, keys, pos, eb))
 
 
 @dataclass
@@ -259,9 +327,13 @@ def member_graphs(adj: Adjacency, graph_ptr: torch.Tensor,
 
 
 def make_units(adj: Adjacency, targets: torch.Tensor, hops: int,
-               graph_ptr: torch.Tensor | None = None) -> ComputationGraphs | MemberGraphs:
+               graph_ptr: torch.Tensor | None = None,
+               pairs: torch.Tensor | None = None) -> ComputationGraphs | MemberGraphs:
     """The targets' union: their ``hops``-hop computation subgraphs (node targets), or,
-    with a collection's ``graph_ptr``, their whole graphs (graph targets)."""
+    with a collection's ``graph_ptr``, their whole graphs (graph targets), or, with node
+    ``pairs`` (2, P), the pairs ``pairs[:, targets]``' subgraphs (:func:`pair_graphs`)."""
+    if pairs is not None:
+        return pair_graphs(adj, pairs, targets, hops)
     if graph_ptr is not None:
         return member_graphs(adj, graph_ptr, targets)
     return computation_graphs(adj, targets, hops)

@@ -279,15 +279,17 @@ def _labels(table: pa.Table, where) -> torch.Tensor:
 
 def read_pairs(path: Path, ids: NodeIds, *, what: str = "pairs file") -> torch.Tensor:
     """int64 (2, P) internal ids of the ``src``, ``dst`` rows of a Parquet or CSV file of
-    original node ids; an unknown id names the file, the row and the id."""
+    original node ids (or of a ``.txt`` file of ``src dst`` lines, no header); an unknown id
+    names the file, the row and the id."""
     if not path.exists():
         raise DataError(f"{what} not found: {path}")
     if path.suffix.lower() in (".parquet", ".pq"):
         read = read_parquet(path, select={"src": "src", "dst": "dst"}, what=what)
     else:
-        read = read_delimited(path, delimiter=None, header=True,
-                              select={"src": "src", "dst": "dst"}, ids=("src", "dst"),
-                              what=what)
+        text = path.suffix.lower() == ".txt"  # "src dst" lines without a header
+        read = read_delimited(path, delimiter=None, header=not text,
+                              select={"src": 0, "dst": 1} if text else
+                              {"src": "src", "dst": "dst"}, ids=("src", "dst"), what=what)
     src, dst = _internal_ids(read.table, ids, read.where)
     return torch.stack([src, dst])
 

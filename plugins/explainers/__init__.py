@@ -39,12 +39,13 @@ class GNNExplainerMethod(Explainer):
     """GNNExplainer (Ying et al. 2019): soft masks over the edges of each target's L-hop
     computation subgraph and over the features, learnt with the paper's size and entropy
     regularisers (PyG's default coefficients), many targets in one batched union
-    (:mod:`graphflow.explain.gnnexplainer`). Importances in [0, 1]."""
+    (:mod:`graphflow.explain.gnnexplainer`). Node, graph and link models (a pair's link
+    probability σ(s)). Importances in [0, 1]."""
 
     name = "gnnexplainer"
     summary = "GNNExplainer: learnt soft edge and feature masks (Ying et al. 2019)"
     Options = GNNExplainerOptions
-    explains = ("node", "graph")
+    explains = ("node", "link", "graph")
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gnnexplainer import gnn_explainer
@@ -53,7 +54,7 @@ class GNNExplainerMethod(Explainer):
         return gnn_explainer(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                              epochs=o.epochs, lr=o.lr, batch=o.batch,
                              feature_mask=o.feature_mask, seed=o.seed,
-                             graph_ptr=inputs.graph_ptr)
+                             graph_ptr=inputs.graph_ptr, pairs=inputs.pairs)
 
 
 @dataclass
@@ -126,14 +127,14 @@ class Saliency(Explainer):
     name = "saliency"
     summary = "Saliency: absolute input gradients (Captum)"
     Options = GradientOptions
-    explains = ("node", "graph")
+    explains = ("node", "link", "graph")
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
 
         return gradient_attributions(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                                      method="saliency", batch=self.options.batch,
-                                     graph_ptr=inputs.graph_ptr)
+                                     graph_ptr=inputs.graph_ptr, pairs=inputs.pairs)
 
 
 class IntegratedGradients(Explainer):
@@ -144,7 +145,7 @@ class IntegratedGradients(Explainer):
     name = "ig"
     summary = "Integrated gradients from a zero baseline (Captum)"
     Options = GradientOptions
-    explains = ("node", "graph")
+    explains = ("node", "link", "graph")
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
@@ -152,7 +153,7 @@ class IntegratedGradients(Explainer):
         o = self.options
         return gradient_attributions(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                                      method="ig", n_steps=o.steps, batch=o.batch,
-                                     graph_ptr=inputs.graph_ptr)
+                                     graph_ptr=inputs.graph_ptr, pairs=inputs.pairs)
 
 
 @hookimpl

@@ -137,10 +137,14 @@ def test_methods_refuse_models_they_cannot_explain(host):
 
     assert check_method(host.registry, "ig", "node").name == "ig"
     assert check_method(host.registry, "pgexplainer", "graph").name == "pgexplainer"
-    with pytest.raises(ConfigError, match="cannot explain a link model; no method explains "
-                                          "link models yet; node models: gnnexplainer, ig, "
+    assert check_method(host.registry, "gnnexplainer", "link").name == "gnnexplainer"
+    with pytest.raises(ConfigError, match="--method pgexplainer cannot explain a link model; "
+                                          "methods that can: gnnexplainer, ig, saliency"):
+        check_method(host.registry, "pgexplainer", "link")
+    with pytest.raises(ConfigError, match="cannot explain a kg model; no method explains "
+                                          "kg models yet; node models: gnnexplainer, ig, "
                                           "pgexplainer, saliency"):
-        check_method(host.registry, "gnnexplainer", "link")
+        check_method(host.registry, "gnnexplainer", "kg")
     with pytest.raises(UnknownComponentError, match='unknown explainer type "gnnexplainr"'):
         check_method(host.registry, "gnnexplainr", "node")
 
@@ -206,7 +210,7 @@ def test_graphs_of_a_node_model_are_one_line(motif_run, cli, tmp_path):
     (tmp_path / "graphs.txt").write_text("1\n")
     code, out, err = cli("explain", motif_run / "run", "--data", motif_run / "motifs.toml",
                          "--graphs", tmp_path / "graphs.txt", "--out", tmp_path / "ex")
-    assert code == 1 and "is a node model; --graphs FILE names graphs" in err
+    assert code == 1 and "is a node model; name the nodes to explain with --nodes" in err
     assert "Traceback" not in err and len(err.strip().splitlines()) == 1
 
 

@@ -4,7 +4,8 @@ The same model at the same settings in one process: DistMult (or ``--model``), `
 ``--negatives`` uniform head-or-tail corruptions per positive (PyKEEN's ``basic`` sampler),
 ``--batch`` positives a step, Adagrad at ``--lr``, the softplus of every score against its
 label averaged over all scores (graphflow ``loss = "bce"``, PyKEEN ``SoftplusLoss``), no
-regulariser, no reciprocal relations. The peers' epochs alternate (``benchmarks/records.py``:
+regulariser, no reciprocal relations, and the same model (PyKEEN's arguments in
+:data:`SAME_MODEL`: no unit-norm constraint on entity rows). The peers' epochs alternate (``benchmarks/records.py``:
 A B, B A, ...), so background load hits both alike; after every epoch pair both are ranked
 with the filtered protocol on the test split (graphflow: :mod:`graphflow.kge.evaluate`,
 PyKEEN: ``RankBasedEvaluator``, realistic ranks), outside the timers.
@@ -43,6 +44,14 @@ from graphflow.train.step import Step  # noqa: E402
 
 PYKEEN_MODELS = {"distmult": "DistMult", "complex": "ComplEx", "transe": "TransE",
                  "rotate": "RotatE"}
+SAME_MODEL: dict[str, dict[str, object]] = {
+    "distmult": {"entity_initializer": "xavier_normal", "relation_initializer": "xavier_normal",
+                 "entity_constrainer": None},
+    "transe": {"entity_constrainer": None},
+}
+"""PyKEEN's arguments that make its model graphflow's: its DistMult and TransE normalise every
+entity row to unit length after each step by default (``entity_constrainer``), which graphflow's
+models (and the papers' DistMult) do not; DistMult starts from graphflow's Xavier normal tables."""
 
 
 def tiny_graph(n: int, seed: int) -> KnowledgeGraph:
@@ -97,7 +106,8 @@ class PyKeen:
         self.ids = ids
         cls = getattr(pykeen.models, PYKEEN_MODELS[a.model])
         self.model = cls(triples_factory=self.factory, embedding_dim=a.dim,
-                         loss=SoftplusLoss(), regularizer=None, random_seed=a.seed)
+                         loss=SoftplusLoss(), regularizer=None, random_seed=a.seed,
+                         **SAME_MODEL.get(a.model, {}))
         optimizer = torch.optim.Adagrad(self.model.get_grad_params(), lr=a.lr)
         self.loop = SLCWATrainingLoop(model=self.model, triples_factory=self.factory,
                                       optimizer=optimizer, negative_sampler="basic",

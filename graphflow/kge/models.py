@@ -8,13 +8,21 @@ used), and scores with:
 * ``score_t(h, r)``: ``(B,)`` heads and relations -> ``(B, E)`` scores of every tail (1-N),
   or with ``tails`` (k,) the ``(B, k)`` scores of those candidates (shared negatives);
 * ``score_h(r, t)``: ``(B,)`` relations and tails -> ``(B, E)`` scores of every head (or of
-  the candidate ``heads``).
+  the candidate ``heads``);
+* ``score_negatives(h, r, t, cand, head)``: a training batch: the ``(B,)`` scores of the
+  triples and the ``(B, k)`` scores of each triple with its head (where ``head``) or its tail
+  replaced by each of its own candidates ``cand`` ``(B, k)``.
 
 Higher is truer. ``reciprocal``: the model holds ``2R`` relations, ``r + R`` the inverse of
 ``r``; a head query ``(?, r, t)`` is then scored as the tail query ``(t, r + R, ?)``
 (Lacroix et al. 2018), and :meth:`KgeModel.triples_for_training` adds the inverse triples.
 A third-party model subclasses :class:`KgeModel` and implements ``_hrt``, ``_tails`` and
-``_heads``.
+``_heads``. The built-in models are also written as a *query* and a *match*
+(:class:`QueryModel`): a tail query ``q(h, r)`` or a head query ``q(r, t)`` of width ``w``,
+matched against candidate entity rows, so that a training batch gathers every entity row it
+uses in one lookup (one sparse gradient a table, nothing to add up before the optimizer's
+step) and scores each candidate against its triple's one query (a batched product for
+DistMult and ComplEx) instead of gathering both ends of every corrupted triple.
 
 Models (``d`` = ``dim``):
 
@@ -82,6 +90,15 @@ class KgeModel(nn.Module):
             return self.score_t(t, r + self.base_relations, heads)
         return self._heads(self.relation(r), self.entity(t), self.candidates(heads))
 
+    def score_negatives(self, h: torch.Tensor, r: torch.Tensor, t: torch.Tensor,
+                        cand: torch.Tensor, head: torch.Tensor
+                        ) -> tuple[torch.Tensor, torch.Tensor]:
+        """The triples' ``(B,)`` scores, and the ``(B, k)`` scores of triple ``b`` with its head
+        (``head[b]``) or tail replaced by ``cand[b, j]``."""
+        hn = torch.where(head[:, None], cand, h[:, None])
+        tn = torch.where(head[:, None], t[:, None], cand)
+        return self.score_hrt(h, r, t), self.score_hrt(hn, r[:, None], tn)
+
     def embeddings_of(self, *index: torch.Tensor) -> list[torch.Tensor]:
         """The entity rows of ``index`` (for a regulariser on the rows a batch used)."""
         return [self.entity(i) for i in index]
@@ -105,41 +122,73 @@ class KgeModel(nn.Module):
         raise NotImplementedError
 
 
-class DistMult(KgeModel):
-    def _hrt(self, h, r, t):
-        return (h * r * t).sum(-1)
+class QueryModel(KgeModel):
+    """A model scored as ``match(query, entity row)``: it implements ``_tail_query(h, r)``,
+    ``_head_query(r, t)`` (rows of width ``w`` -> queries of width ``w``), ``_match(q, ent)``
+    (``(B, w)``, ``(E, w)`` -> ``(B, E)``) and ``_match_rows(q, cand)`` (``(B, w)``,
+    ``(B, k, w)`` -> ``(B, k)``)."""
 
     def _tails(self, h, r, ent):
-        return (h * r) @ ent.T
+        return self._match(self._tail_query(h, r), ent)
 
     def _heads(self, r, t, ent):
-        return (r * t) @ ent.T
+        return self._match(self._head_query(r, t), ent)
+
+    def score_negatives(self, h, r, t, cand, head):
+        b, k = cand.shape
+        eh, et, ec = self.entity(torch.cat([h, t, cand.reshape(-1)])).split([b, b, b * k])
+        rel = self.relation(r)
+        if self.reciprocal or not bool(head.any()):
+            q = self._tail_query(eh, rel)
+        elif bool(head.all()):
+            q = self._head_query(rel, et)
+        else:
+            q = torch.where(head[:, None], self._head_query(rel, et), self._tail_query(eh, rel))
+        return self._hrt(eh, rel, et), self._match_rows(q, ec.view(b, k, -1))
+
+
+class _Product(QueryModel):
+    """Models whose match is an inner product with the candidate's row."""
+
+    def _hrt(self, h, r, t):
+        return (self._tail_query(h, r) * t).sum(-1)
+
+    def _match(self, q, ent):
+        return q @ ent.T
+
+    def _match_rows(self, q, cand):
+        return torch.bmm(cand, q[:, :, None])[:, :, 0]
+
+
+class DistMult(_Product):
+    def _tail_query(self, h, r):
+        return h * r
+
+    def _head_query(self, r, t):
+        return r * t
 
 
 def _complex(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return x.chunk(2, dim=-1)
 
 
-class ComplEx(KgeModel):
+class ComplEx(_Product):
     entity_factor = relation_factor = 2
 
-    def _hrt(self, h, r, t):
-        (hr, hi), (rr, ri), (tr, ti) = _complex(h), _complex(r), _complex(t)
-        return ((hr * rr - hi * ri) * tr + (hr * ri + hi * rr) * ti).sum(-1)
-
-    def _tails(self, h, r, ent):
+    def _tail_query(self, h, r):  # Re(<h r, conj(t)>) = <[Re hr, Im hr], [Re t, Im t]>
         (hr, hi), (rr, ri) = _complex(h), _complex(r)
-        return torch.cat([hr * rr - hi * ri, hr * ri + hi * rr], -1) @ ent.T
+        return torch.cat([hr * rr - hi * ri, hr * ri + hi * rr], -1)
 
-    def _heads(self, r, t, ent):
+    def _head_query(self, r, t):
         (rr, ri), (tr, ti) = _complex(r), _complex(t)
         # Re(h * q) with q = r * conj(t) = h_re q_re - h_im q_im
         q_re, q_im = rr * tr + ri * ti, ri * tr - rr * ti
-        return torch.cat([q_re, -q_im], -1) @ ent.T
+        return torch.cat([q_re, -q_im], -1)
 
 
-class _Distance(KgeModel):
-    """Models scored ``γ - distance``, initialised uniform in ``±(γ + ε) / d``."""
+class _Distance(QueryModel):
+    """Models scored ``γ - distance(query, candidate)``, initialised uniform in
+    ``±(γ + ε) / d``."""
 
     def reset_parameters(self) -> None:
         bound = (self.gamma + EPSILON) / self.dim
@@ -153,6 +202,15 @@ class _Distance(KgeModel):
                for s in range(0, ent.shape[0], step)]  # over entity chunks
         return torch.cat(out, 1)
 
+    def _match(self, q, ent):
+        return self._block(q, ent)
+
+    def _match_rows(self, q, cand):
+        return self.gamma - self._dist(q[:, None, :], cand)
+
+    def _hrt(self, h, r, t):
+        return self.gamma - self._dist(self._tail_query(h, r), t)
+
 
 class TransE(_Distance):
     """``p``: the norm (1, as the RotatE code, or 2)."""
@@ -162,14 +220,14 @@ class TransE(_Distance):
     def _dist(self, a, b):
         return torch.linalg.vector_norm(a - b, ord=self.p, dim=-1)
 
-    def _hrt(self, h, r, t):
-        return self.gamma - self._dist(h + r, t)
+    def _tail_query(self, h, r):  # ||h + r - t|| = ||(h + r) - t||
+        return h + r
 
-    def _tails(self, h, r, ent):
-        return self.gamma - torch.cdist(h + r, ent, p=self.p)
+    def _head_query(self, r, t):  # ||h + r - t|| = ||h - (t - r)||
+        return t - r
 
-    def _heads(self, r, t, ent):
-        return self.gamma - torch.cdist(t - r, ent, p=self.p)
+    def _match(self, q, ent):
+        return self.gamma - torch.cdist(q, ent, p=self.p)
 
 
 class RotatE(_Distance):
@@ -190,14 +248,11 @@ class RotatE(_Distance):
             s = -s
         return torch.cat([xr * c - xi * s, xr * s + xi * c], -1)
 
-    def _hrt(self, h, r, t):
-        return self.gamma - self._dist(self._rotate(h, r), t)
+    def _tail_query(self, h, r):
+        return self._rotate(h, r)
 
-    def _tails(self, h, r, ent):
-        return self._block(self._rotate(h, r), ent)
-
-    def _heads(self, r, t, ent):  # |h r - t| = |h - t conj(r)| as |r| = 1
-        return self._block(self._rotate(t, r, conj=True), ent)
+    def _head_query(self, r, t):  # |h r - t| = |h - t conj(r)| as |r| = 1
+        return self._rotate(t, r, conj=True)
 
 
 MODELS: dict[str, type[KgeModel]] = {"transe": TransE, "distmult": DistMult,

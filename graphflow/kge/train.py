@@ -152,24 +152,21 @@ class KgePass:
     def _sampled(self, h, r, t) -> torch.Tensor:
         m, k = self.model, self.s.negatives
         head = self._head_side(r)  # (B,)
+        if not self.s.shared_negatives:
+            pos, neg = m.score_negatives(h, r, t, self._draw((len(h), k)), head)  # (B,), (B, k)
+            return negative_loss(pos, neg, self.s)
         pos = m.score_hrt(h, r, t)  # (B,)
-        if self.s.shared_negatives:
-            cand = self._draw((k,))
-            neg = torch.empty(len(h), k, dtype=pos.dtype)
-            tail = ~head
-            if tail.any():
-                neg[tail] = m.score_t(h[tail], r[tail], cand).to(pos.dtype)
-            if head.any():
-                neg[head] = m.score_h(r[head], t[head], cand).to(pos.dtype)
-            # a candidate equal to the true entity is not a negative: push it out of reach
-            truth = torch.where(head, h, t)
-            clash = cand[None, :] == truth[:, None]
-            neg = neg.masked_fill(clash, -1e4) if clash.any() else neg
-        else:
-            cand = self._draw((len(h), k))  # (B, k)
-            hn = torch.where(head[:, None], cand, h[:, None])
-            tn = torch.where(head[:, None], t[:, None], cand)
-            neg = m.score_hrt(hn, r[:, None], tn)  # (B, k)
+        cand = self._draw((k,))  # one draw shared by the batch
+        neg = torch.empty(len(h), k, dtype=pos.dtype)
+        tail = ~head
+        if tail.any():
+            neg[tail] = m.score_t(h[tail], r[tail], cand).to(pos.dtype)
+        if head.any():
+            neg[head] = m.score_h(r[head], t[head], cand).to(pos.dtype)
+        # a candidate equal to the true entity is not a negative: push it out of reach
+        truth = torch.where(head, h, t)
+        clash = cand[None, :] == truth[:, None]
+        neg = neg.masked_fill(clash, -1e4) if clash.any() else neg
         return negative_loss(pos, neg, self.s)
 
     def _one_to_n(self, h, r, t) -> torch.Tensor:

@@ -133,6 +133,10 @@ class Task(Component):
     level: ClassVar[Literal["node", "graph", "any"]] = "node"
     """What the task learns from: ``node`` tasks are refused a collection of graphs
     (``data.graphs``), ``graph`` tasks need one, ``any`` takes both."""
+    model_kind: ClassVar[str | None] = None
+    """The kind of model bundle the task writes (``node``, ``link``, ``graph``, ``kg``), so
+    that what reads it (an ``[explain]`` stage) is checked when the pipeline is read; None
+    when it writes none or the kind is known only when it runs (``predict``: its bundle's)."""
     requires_model: ClassVar[bool] = False
     requires_sampler: ClassVar[bool] = False
     supports_distributed: ClassVar[bool] = False

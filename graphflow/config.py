@@ -16,6 +16,9 @@ The file format is the user contract::
                           graphflow.experiments.tracking
     [sweep]               graphflow sweep's search space and study (ignored by a run), see
                           graphflow.experiments.sweep
+    [explain]             optional: explain the trained model after training (nodes, graphs
+                          or pairs = FILE, method, top_k, the method's options), see
+                          graphflow.explain.stage
 
 Every component section has ``type``; all its other keys are options validated against the
 component's schema. Relative paths resolve against the pipeline file's folder.
@@ -50,6 +53,7 @@ SECTIONS: dict[str, Kind | None] = {
     "export": "exporter",
     "track": "tracker",
     "sweep": None,  # graphflow sweep's search (graphflow.experiments.sweep); runs ignore it
+    "explain": None,  # the stage after training (graphflow.explain.stage)
 }
 LIST_SECTIONS = ("transform", "export", "track")
 LISTABLE_SECTIONS = (*LIST_SECTIONS, "train")  # one table, or a [[list]] of them
@@ -117,6 +121,7 @@ class PipelineConfig:
     exports: tuple[ComponentSpec, ...]
     raw: dict[str, Any]
     tracks: tuple[ComponentSpec, ...] = ()  # [[track]]
+    explain: Any = None  # [explain]: a graphflow.explain.stage.ExplainSpec
 
     def resolved(self) -> dict[str, Any]:
         """The config with every default filled in, as written to ``run.json``."""
@@ -146,6 +151,8 @@ class PipelineConfig:
             out["pipeline"]["seeds"] = list(s.seeds)
         if self.tracks:  # absent when empty: the hash of a pipeline without trackers stays
             out["track"] = [t.resolved() for t in self.tracks]
+        if self.explain is not None:  # likewise
+            out["explain"] = self.explain.resolved()
         return out
 
     def digest(self) -> str:
@@ -287,11 +294,18 @@ def validate_config(raw: dict[str, Any], registry: Registry, *, source: Path) ->
         check = getattr(spec.task.info.cls, "check_stages", None)
         if callable(check):
             check(spec, train[:i], src)
+    load = one(raw["load"], "load", "loader")
+    transforms, exports = many("transform", "transform"), many("export", "exporter")
+    tracks = many("track", "tracker")
+    explain = None
+    if "explain" in raw:
+        from graphflow.explain.stage import explain_spec
+
+        explain = explain_spec(raw["explain"], registry, src, base, train)
     return PipelineConfig(
-        source=source, settings=settings, load=one(raw["load"], "load", "loader"),
-        transforms=many("transform", "transform"), sample=sample, model=model,
-        train=tuple(train), exports=many("export", "exporter"), raw=copy.deepcopy(raw),
-        tracks=many("track", "tracker"),
+        source=source, settings=settings, load=load, transforms=transforms, sample=sample,
+        model=model, train=tuple(train), exports=exports, raw=copy.deepcopy(raw),
+        tracks=tracks, explain=explain,
     )
 
 

@@ -1,4 +1,5 @@
-"""Run a validated pipeline: load -> transforms -> (sample, model, train)* -> exports.
+"""Run a validated pipeline: load -> transforms -> (sample, model, train)* -> exports ->
+explain.
 
 Each stage is timed, announced to lifecycle hooks, and wrapped so that a failure names its
 section and, for an unexpected exception, the plugin that raised it. The run record is
@@ -141,6 +142,8 @@ def _plan(config: PipelineConfig, splits: dict[str, dict[str, int]] | None = Non
             yield config.model, _model
     for spec in config.exports:
         yield spec, _export
+    if config.explain is not None:
+        yield config.explain.method, _explain(config.explain)
 
 
 def _run_stage(ctx: RunContext, record: RunRecord, spec: ComponentSpec, action: Action) -> None:
@@ -270,6 +273,19 @@ def _train_without_sampler(ctx: RunContext, task: Any) -> None:
         task.run(ctx)
     finally:
         ctx.sampler, ctx.sampler_graph = sampler, graph
+
+
+def _explain(spec: Any) -> Action:
+    """The ``[explain]`` stage (:mod:`graphflow.explain.stage`): ``spec``'s method, built by
+    the stage runner, explains the run's bundle; rank 0 only."""
+    def run(ctx: RunContext, explainer: Any) -> None:
+        if not ctx.world.is_main:  # data-parallel: rank 0 wrote the bundle
+            return
+        from graphflow.explain.stage import run_explain_stage
+
+        run_explain_stage(ctx, spec, explainer)
+
+    return run
 
 
 def _export(ctx: RunContext, exporter: Any) -> None:

@@ -63,6 +63,8 @@ def cmd_validate(args: argparse.Namespace) -> int:
     for train in config.train:
         specs += [s for s in (train.sample, train.model) if s is not None] + [train.task]
     specs += list(config.exports) + list(config.tracks)
+    if config.explain is not None:
+        specs.append(config.explain.method)
     for spec in specs:
         spec.build().check()
     chain = " -> ".join(f"{s.section}:{s.type}" for s in specs)

@@ -132,6 +132,7 @@ class GraphTask(SupervisedTask):
     (:meth:`_kind`)."""
 
     level = "graph"
+    model_kind = "graph"
     refusals = refuses("sampled", reason="graph tasks train on minibatches of whole graphs "
                        "(batch_size) and sample no neighbourhoods",
                        alternative="drop the [sample] section")

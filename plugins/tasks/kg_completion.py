@@ -118,6 +118,7 @@ class KgCompletion(SupervisedTask):
     """Knowledge-graph completion with a shallow embedding model and filtered ranking."""
 
     name = "kg_completion"
+    model_kind = "kg"
     summary = ("Knowledge-graph completion: a KGE [model] (transe, distmult, complex, rotate) "
                "or R-GCN + DistMult; filtered MRR per relation")
     Options = KgCompletionOptions

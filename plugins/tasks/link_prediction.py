@@ -146,6 +146,7 @@ class LinkPrediction(SupervisedTask):
     """
 
     name = "link_prediction"
+    model_kind = "link"
     summary = "Train the [model] as an encoder to predict edges (full batch or edge-sampled)"
     Options = LinkPredictionOptions
     options: LinkPredictionOptions

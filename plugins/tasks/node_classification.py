@@ -84,6 +84,7 @@ class NodeClassification(SupervisedTask):
     """
 
     name = "node_classification"
+    model_kind = "node"
     summary = "Train the [model] to predict node labels (full-batch or sampled)"
     Options = NodeClassificationOptions
     options: NodeClassificationOptions

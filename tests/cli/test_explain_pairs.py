@@ -31,6 +31,10 @@ hidden = 8
 [train]
 type = "link_prediction"
 epochs = 2
+
+[explain]                 # the stage explains pairs too
+pairs = "pairs.csv"
+epochs = 3
 """
 
 
@@ -40,6 +44,7 @@ def link_run(tmp_path_factory):
 
     tmp = tmp_path_factory.mktemp("links")
     (tmp / "p.toml").write_text(LINKS)
+    (tmp / "pairs.csv").write_text("src,dst\n300,301\n")
     assert main(["run", str(tmp / "p.toml"), "--out-dir", str(tmp / "run"), "--quiet"]) == 0
     return tmp
 
@@ -74,6 +79,16 @@ def test_pairs_of_a_link_model_are_explained(link_run, cli, tmp_path):
     summary = json.loads((tmp_path / "ex" / "explain.json").read_text())
     assert summary["level"] == "link" and summary["targets"] == 2
     assert 0.0 <= summary["fidelity_plus"] <= 1.0
+
+
+def test_the_explain_stage_explains_pairs(link_run):
+    import pyarrow.parquet as pq
+
+    table = pq.read_table(link_run / "run" / "explain" / "edges.parquet").to_pydict()
+    assert set(table["target"]) == {"300->301"} and all(0 <= v <= 1 for v in table["importance"])
+    record = json.loads((link_run / "run" / "run.json").read_text())
+    assert record["stages"][-1]["section"] == "explain"
+    assert record["reports"]["explain"]["level"] == "link"
 
 
 def test_pgexplainer_and_nodes_are_refused_for_a_link_model(link_run, cli, tmp_path):

@@ -120,13 +120,13 @@ def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor, explain
     model, or positions in ``pairs`` (2, P) (internal ids) of a link model; with the model
     and the inputs it ran on."""
     from graphflow.bundle.infer import node_embeddings
-    from graphflow.sparse.indexed_rows import materialize
+    from graphflow.sparse.features import to_dense
 
     adj, x = bundle.inputs(data)
     model = bundle.model.eval()
     for p in model.parameters():
         p.requires_grad_(False)
-    x = materialize(x).float()
+    x = to_dense(x).float()  # mostly-zero features (SparseFeatures) too: masks scale them
     if bundle.kind == "graph":
         kind = bundle.model_info.get("target_kind", "classes")
         if kind != "classes":

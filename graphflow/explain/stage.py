@@ -13,7 +13,8 @@ It runs after the ``[train]`` stages and the ``[[export]]`` sections, on the bun
 wrote (``OUT_DIR/model/``; ``stage = "train.N"`` picks another stage's) and the graph the run
 trained on, through the same function as ``graphflow explain``
 (:func:`graphflow.explain.run.explain_to_folder`), and writes the same files into
-``OUT_DIR/explain/`` (``out`` to change it). ``run.json`` records the stage (its seconds and
+``OUT_DIR/explain/`` (``out`` to change it), with the explained stage's ``[train.cores]``
+threads unless ``threads`` says otherwise. ``run.json`` records the stage (its seconds and
 memory), the files among its outputs and the summary under ``reports["explain"]``.
 
 What can be checked before anything runs is checked when the pipeline is read
@@ -58,8 +59,13 @@ class ExplainStageOptions:
     stage: str | None = option(None, 'The training stage whose bundle to explain, e.g. '
                                      '"train.0" (default: the last that wrote one).')
     out: Path | None = option(None, "Output folder (default: OUT_DIR/explain).")
+    threads: int | None = option(None, "torch intra-op threads while explaining (default: the "
+                                       "explained stage's [train.cores] threads, else "
+                                       "torch's).")
 
     def __post_init__(self) -> None:
+        if self.threads is not None and self.threads < 1:
+            raise ValueError(f"threads = {self.threads}: must be >= 1")
         if self.top_k < 1:
             raise ValueError(f"top_k = {self.top_k}: must be >= 1")
         if self.format not in FORMATS:
@@ -75,6 +81,7 @@ class ExplainSpec:
     method: ComponentSpec
     which: str  # nodes | graphs | pairs
     kind: str | None  # the model kind known when the pipeline is read, else None
+    threads: int | None = None  # threads, or the explained stage's [train.cores] threads
 
     @property
     def path(self) -> Path:
@@ -86,6 +93,8 @@ class ExplainSpec:
                  for k, v in dataclasses.asdict(self.options).items() if v is not None}
         method = self.method.resolved()
         method.pop("type")
+        if self.threads is not None:
+            stage["threads"] = self.threads
         return {**stage, **method}
 
 
@@ -138,7 +147,8 @@ def explain_spec(table: Any, registry: Registry, src: str, base: Path,
                                    component=options.method, source=src, base_dir=base)
     spec = ComponentSpec(section=SECTION, kind="explainer", type=options.method,
                          options=method_options, info=info, given=frozenset(values))
-    return ExplainSpec(options=options, method=spec, which=which, kind=kind)
+    threads = options.threads if options.threads is not None else stage.cores.threads
+    return ExplainSpec(options=options, method=spec, which=which, kind=kind, threads=threads)
 
 
 def _explained_stage(train: list[TrainSpec], stage: str | None, where: str) -> TrainSpec:
@@ -160,6 +170,8 @@ def _explained_stage(train: list[TrainSpec], stage: str | None, where: str) -> T
 def run_explain_stage(ctx: RunContext, spec: ExplainSpec, explainer: Any) -> None:
     """The stage: explain the run's bundle on the graph it trained on and record the files
     and the summary (:func:`graphflow.explain.run.explain_to_folder`)."""
+    import torch
+
     from graphflow.bundle import load_bundle
     from graphflow.explain.run import check_method, check_targets, explain_to_folder
 
@@ -171,8 +183,14 @@ def run_explain_stage(ctx: RunContext, spec: ExplainSpec, explainer: Any) -> Non
         check_method(ctx.host.registry, o.method, bundle.kind,
                      spelled=f'method = "{o.method}"')
     out = o.out or ctx.out_dir / "explain"
-    summary = explain_to_folder(out, bundle, ctx.graph(), explainer, spec.which, spec.path,
-                                top_k=o.top_k, fmt=o.format)
+    before = torch.get_num_threads()
+    if spec.threads is not None:  # small unions: as many threads as the stage trained with
+        torch.set_num_threads(spec.threads)
+    try:
+        summary = explain_to_folder(out, bundle, ctx.graph(), explainer, spec.which,
+                                    spec.path, top_k=o.top_k, fmt=o.format)
+    finally:
+        torch.set_num_threads(before)
     for path in summary["files"]:
         ctx.add_output(Path(path), "explanation")
     ctx.add_output(out / "explain.json", "explanation summary")

@@ -7,8 +7,8 @@ with its importance (``0.5 + 5.5 · |importance| / max |importance|`` of that ta
 edges; a negative attribution is drawn red), and the edge's endpoints as labelled circles.
 
 Layout (deterministic, no random state): a node target sits at the centre and the other
-nodes on a circle, in order of their most important edge (then id); a graph target's nodes
-are all on the circle. Both directions of an edge are one line, with the larger importance.
+nodes on a circle, in order of their most important edge (then id); a graph target's nodes,
+and a pair's (``target`` ``"src->dst"``, both endpoints in orange), are all on the circle. Both directions of an edge are one line, with the larger importance.
 No JavaScript, no network: plain SVG elements with a ``<title>`` tooltip per edge and node.
 """
 
@@ -105,8 +105,10 @@ def target_svg(target: Any, rows: list[dict[str, Any]], level: str) -> str:
                      f'stroke="{colour}" stroke-width="{width:.3f}" stroke-linecap="round" '
                      f'data-importance="{w:.6g}"><title>{html.escape(u)} – {html.escape(v)}: '
                      f'{w:.4g}</title></line>')
+    marked = {centre} if centre is not None else \
+        set(str(target).split("->")) if level == "link" else set()  # a pair's endpoints
     for node, (x, y) in pos.items():
-        fill = "#e67e22" if node == centre else "#ecf0f1"
+        fill = "#e67e22" if node in marked else "#ecf0f1"
         label = html.escape(node if len(node) <= 8 else node[:7] + "…")
         parts.append(f'<g><title>{html.escape(node)}</title><circle cx="{x:.1f}" cy="{y:.1f}" '
                      f'r="11" fill="{fill}" stroke="#555"/><text x="{x:.1f}" y="{y + 3:.1f}" '
@@ -132,7 +134,8 @@ def explanation_html(folder: Path) -> tuple[dict[str, Any], str]:
     info = {k: summary.get(k) for k in ("method", "level", "targets", "top_k",
                                         "fidelity_plus", "fidelity_minus",
                                         "characterization")}
-    centre = "; the explained node in orange" if level == "node" else ""
+    centre = {"node": "; the explained node in orange",
+              "link": "; the pair's two nodes in orange"}.get(level, "")
     caption = (f"<p>Each drawing is a {level}'s {summary.get('top_k')} most important edges; "
                f"line width by importance{centre}.</p>")
     return (info, caption + note

@@ -114,3 +114,11 @@ def test_integrated_gradients_of_a_pair_score_are_complete():
     w = torch.ones(one.num_edges, requires_grad=True)
     one.outputs(model, one.adjacency(w), x[one.node])[0, 1].backward()
     assert torch.allclose(sal.edge_mask, w.grad.abs())
+
+
+def test_a_pairs_drawing_marks_both_endpoints():
+    from graphflow.explain.view import target_svg
+
+    rows = [{"src": 3, "dst": 1, "importance": 0.9}, {"src": 4, "dst": 2, "importance": 0.5}]
+    svg = target_svg("1->2", rows, "link")
+    assert svg.count('fill="#e67e22"') == 2 and svg.count("<circle") == 4

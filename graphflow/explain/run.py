@@ -122,6 +122,10 @@ def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor, explain
     from graphflow.bundle.infer import node_embeddings
     from graphflow.sparse.features import to_dense
 
+    if getattr(bundle, "typed", None) is not None:
+        raise ConfigError(f"explain: the bundle holds a model of a typed graph "
+                          f"({bundle.meta['model']['type']}); explanations are of models of "
+                          f"one node type and one relation")
     adj, x = bundle.inputs(data)
     model = bundle.model.eval()
     for p in model.parameters():

@@ -5,6 +5,7 @@ native crash or hang is counted against its case and the chunk goes on; the prop
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 import textwrap
@@ -28,21 +29,59 @@ def _bench():
     return module
 
 
-def _listing(component: str, seed: int, size: int) -> list[str]:
-    proc = subprocess.run([sys.executable, str(BENCH), "--list", component, "--seed",
-                           str(seed), "--size", str(size)], capture_output=True, text=True,
-                          timeout=600, cwd=ROOT)
+LISTED = [*((component, 7, 12) for component in sorted(STRATEGIES)), ("dgl", 4000, 10),
+          ("synthetic", 1, 4)]
+"""The chunks (component, seed, size) the tests below list."""
+
+LIST_CHUNKS = textwrap.dedent("""
+    import contextlib, io, json, runpy, sys
+    bench, chunks = sys.argv[1], json.loads(sys.argv[2])
+    sys.path[0] = bench.rpartition("/")[0]  # as when the script runs: its folder first
+    listed = {}
+    for component, seed, size in chunks:
+        # the script as __main__, as on its command line: hypothesis mixes the constants of
+        # every local module loaded (the script's too) into what it draws
+        sys.argv = [bench, "--list", component, "--seed", str(seed), "--size", str(size)]
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            try:
+                runpy.run_path(bench, run_name="__main__")
+            except SystemExit as exc:
+                assert not exc.code, (component, seed, size, exc.code)
+        listed[f"{component}:{seed}:{size}"] = out.getvalue().split()
+    print(json.dumps(listed))
+""")
+
+
+def _list_in_a_process(chunks: list[tuple[str, int, int]]) -> dict[str, list[str]]:
+    """``python benchmarks/fuzz.py --list COMPONENT --seed S --size N`` for each chunk, in
+    order, in one fresh process (most of a listing's time is importing all of graphflow,
+    which one process does once)."""
+    proc = subprocess.run([sys.executable, "-c", LIST_CHUNKS, str(BENCH), json.dumps(chunks)],
+                          capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert proc.returncode == 0, proc.stderr
-    return proc.stdout.split()
+    return json.loads(proc.stdout)
+
+
+@pytest.fixture(scope="module")
+def listings() -> tuple[dict[str, list[str]], dict[str, list[str]]]:
+    """Two processes (other pids, temporary folders and wall-clock seconds) list every chunk
+    of ``LISTED``, the second in the reverse order (so each chunk follows other draws)."""
+    first = _list_in_a_process(LISTED)
+    time.sleep(1.1)  # savemat's "Created on" has one-second resolution
+    second = _list_in_a_process(LISTED[::-1])
+    return first, second
+
+
+def _listing(listings, component: str, seed: int, size: int) -> list[str]:
+    return listings[0][f"{component}:{seed}:{size}"]
 
 
 @pytest.mark.parametrize("component", sorted(STRATEGIES))
-def test_two_runs_with_one_seed_draw_byte_identical_inputs(component):
+def test_two_runs_with_one_seed_draw_byte_identical_inputs(component, listings):
     """Two processes (other pids, temporary folders and wall-clock seconds) list the same
     fingerprints, whose digests cover every byte of every input."""
-    first = _listing(component, 7, 12)
-    time.sleep(1.1)  # savemat's "Created on" has one-second resolution
-    second = _listing(component, 7, 12)
+    first, second = (listed[f"{component}:7:12"] for listed in listings)
     assert len(first) == 12 and first == second
 
 
@@ -56,8 +95,8 @@ def test_a_fingerprint_replays_its_case_byte_for_byte():
         find(Fingerprint("mat", 3, 10, 7, "0000"))
 
 
-def test_replay_runs_the_case_and_says_whether_the_property_holds(tmp_path):
-    fingerprint = _listing("synthetic", 1, 4)[2]
+def test_replay_runs_the_case_and_says_whether_the_property_holds(tmp_path, listings):
+    fingerprint = _listing(listings, "synthetic", 1, 4)[2]
     proc = subprocess.run([sys.executable, str(BENCH), "--replay", fingerprint, "--keep",
                            str(tmp_path / "case")], capture_output=True, text=True,
                           timeout=600, cwd=ROOT)
@@ -116,9 +155,9 @@ def test_a_message_must_name_more_than_the_pipeline_file(message, names, named):
     assert names_one(message, names) is named
 
 
-def test_a_run_draws_what_a_listing_draws():
+def test_a_run_draws_what_a_listing_draws(listings):
     """Running cases (which imports more of graphflow, takes time, seeds the RNGs) does not
     change the inputs drawn after them: a run's fingerprints replay."""
     result = _bench().run_chunk("dgl", 10, 4000, 20.0)
     assert result["stats"]["tried"] == 10
-    assert sorted(result["fingerprints"]) == sorted(_listing("dgl", 4000, 10))
+    assert sorted(result["fingerprints"]) == sorted(_listing(listings, "dgl", 4000, 10))

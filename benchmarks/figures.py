@@ -169,27 +169,47 @@ def kge(recs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+PEERS = {"dgl_gensim": "DGL + gensim", "pecanpy_gensim": "PecanPy + gensim"}
+
+
 def node2vec(recs: list[dict[str, Any]]) -> str:
-    """Node2Vec end to end against PecanPy walks + gensim on the social case: per worker count,
-    macro-F1 and end-to-end seconds of each side (medians over seeds, least-largest), and the
-    ratio of the medians (least-largest over the seeds' pairs)."""
-    lines = ["| CPU | run | case, workers | graphflow macro-F1 | PecanPy + gensim macro-F1 | "
-             "graphflow s | PecanPy + gensim s | PecanPy + gensim / graphflow |",
-             "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+    """Node2Vec end to end against DGL / PecanPy walks + gensim: per case and peer, macro-F1
+    and end-to-end seconds of each side (median, least-largest over the trainings: ``sbm`` and
+    ``dense`` train each side's one walk set with several training seeds, ``social`` runs each
+    side end to end once per seed), and the ratio of the medians (range over the pairs)."""
+    lines = ["| CPU | run | case, workers | peer | graphflow macro-F1 | peer macro-F1 | "
+             "graphflow s | peer s | peer / graphflow |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in reversed(recs):
         res = r["result"]
+        rows = []  # (case text, peer key, ours f1, peer f1, ours s, peer s)
+        for case in ("sbm", "dense"):
+            if f"{case}_ratio" not in res:
+                continue
+            totals = {side: [res[f"{case}_{side}_walk_s"] + t
+                             for t in res[f"{case}_{side}_train_s_runs"]]
+                      for side in ("graphflow", *PEERS)}
+            text = (f"{case} ({res[f'{case}_nodes']:,} nodes), "
+                    f"{res[f'{case}_train_workers']}")
+            for peer in PEERS:
+                rows.append((text, peer, res[f"{case}_graphflow_macro_f1_runs"],
+                             res[f"{case}_{peer}_macro_f1_runs"], totals["graphflow"],
+                             totals[peer]))
         for w in sorted(int(k[len("social_w"):-len("_ratio_spread")]) for k in res
                         if k.startswith("social_w") and k.endswith("_ratio_spread")):
             pre = f"social_w{w}"
-            f1 = res[f"{pre}_macro_f1_spread"]
-            secs = {side: records.spread(res[f"{pre}_{side}_total_s_runs"])
-                    for side in ("graphflow", "pecanpy_gensim")}
-            lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | social "
-                         f"({res['social_nodes']:,} nodes), {w} | "
-                         f"{span(f1['graphflow'], '', 4)} | {span(f1['pecanpy_gensim'], '', 4)} | "
-                         f"{span(secs['graphflow'], ' s', 1)} | "
-                         f"{span(secs['pecanpy_gensim'], ' s', 1)} | "
-                         f"{span(res[f'{pre}_ratio_spread'], 'x')} |")
+            rows.append((f"social ({res['social_nodes']:,} nodes), {w}", "pecanpy_gensim",
+                         res[f"{pre}_graphflow_macro_f1_runs"],
+                         res[f"{pre}_pecanpy_gensim_macro_f1_runs"],
+                         res[f"{pre}_graphflow_total_s_runs"],
+                         res[f"{pre}_pecanpy_gensim_total_s_runs"]))
+        for text, peer, ours_f1, peer_f1, ours_s, peer_s in rows:
+            lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | {text} | "
+                         f"{PEERS[peer]} | {span(records.spread(ours_f1), '', 4)} | "
+                         f"{span(records.spread(peer_f1), '', 4)} | "
+                         f"{span(records.spread(ours_s), ' s', 1)} | "
+                         f"{span(records.spread(peer_s), ' s', 1)} | "
+                         f"{span(records.ratio_spread(peer_s, ours_s), 'x')} |")
     return "\n".join(lines)
 
 

@@ -45,7 +45,11 @@ Everything runs in one process, peers side by side on the same data.
     ``seed``), each evaluated on the same split. Reported per peer: the mean and standard
     deviation of accuracy, micro- and macro-F1 over the R trainings, and the R macro-F1s;
     "macro-F1 at least the peer's" is judged on the means. End to end = one walk generation
-    + the MEAN training time, so speed and quality stand on the same footing.
+    + the MEAN training time, so speed and quality stand on the same footing. The walks are
+    generated once per peer (graphflow, DGL, PecanPy, in that order); the trainings run in
+    rounds, the peers' order alternating from round to round (``benchmarks/records.py``:
+    graphflow, DGL + gensim, PecanPy + gensim, then reversed), each timed whole, from its
+    model's construction to its ``(N, D)`` embeddings.
 
 (c) **Social**: a dense multi-label graph with power-law degrees and the statistics of a
     social network (BlogCatalog's: 10,312 nodes, 333,983 undirected edges, 39 overlapping
@@ -275,18 +279,6 @@ def gensim_embeddings(sentences: list[list[str]], nodes: int, workers: int,
     return emb, seconds
 
 
-def gensim_peer(sentences: list[list[str]], nodes: int, workers: int, seed: int,
-                train_seeds: int, walk_s: float) -> dict:
-    """``train_seeds`` Word2Vec trainings (gensim ``seed`` = seed, seed + 1, ...) on the same
-    token lists: ``{"walk_s", "train_s": [seconds], "embs": [(N, D)]}``."""
-    train_s, embs = [], []
-    for r in range(train_seeds):
-        emb, seconds_ = gensim_embeddings(sentences, nodes, workers, seed + r)
-        train_s.append(seconds_)
-        embs.append(emb)
-    return {"walk_s": walk_s, "train_s": train_s, "embs": embs}
-
-
 def mean(values: list[float]) -> float:
     return statistics.fmean(values)
 
@@ -374,25 +366,9 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
         sync(device)
         walk_s = time.perf_counter() - t0
     tokens = int((walks >= 0).sum())
-    settings = SkipGramSettings(dim=DIM, window=WINDOW, negatives=NEGATIVES)
-    train_s, embs = [], []
-    for r in range(train_seeds):
-        train_gen = torch.Generator(device=device).manual_seed(seed + r)
-        with intra_op_threads(threads):
-            t0 = time.perf_counter()
-            model = SkipGram(nodes, settings, graph.in_strength(), device, train_gen,
-                             graph=graph)  # as the skipgram task: the default start
-            model.fit(walks, LR, 0, walks.shape[0], batch, workers=workers,
-                      worker_threads=threads)  # what the skipgram task runs
-            sync(device)
-            train_s.append(time.perf_counter() - t0)
-        embs.append(model.embeddings())
-        del model
-    ours = {"walk_s": walk_s, "train_s": train_s, "embs": embs}
-    print(f"    graphflow: walks {walk_s:.1f}s + skip-gram {seconds(train_s)} "
-          f"({tokens / mean(train_s) / 1e3:.0f}k tokens/s)", flush=True)
+    print(f"    graphflow walks {walk_s:.1f}s", flush=True)
 
-    # DGL walks + gensim
+    # DGL walks
     dgl_graph = dgl.graph((data.src, data.dst), num_nodes=nodes)
     dgl_graph.create_formats_()  # before timing, as graphflow's CSR is prepared
     dgl.seed(seed)
@@ -400,18 +376,52 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
     traces = torch.cat([dgl.sampling.node2vec_random_walk(dgl_graph, b, P, Q, STEPS)
                         for b in starts.cpu().split(100_000)])
     dgl_walk_s = time.perf_counter() - t0
-    sentences = [[str(v) for v in row if v >= 0] for row in traces.tolist()]
+    dgl_sentences = [[str(v) for v in row if v >= 0] for row in traces.tolist()]
     del traces
-    dgl_peer = gensim_peer(sentences, nodes, cores_, seed, train_seeds, dgl_walk_s)
-    print(f"    DGL + gensim: walks {dgl_walk_s:.1f}s + Word2Vec {seconds(dgl_peer['train_s'])}",
-          flush=True)
+    print(f"    DGL walks {dgl_walk_s:.1f}s", flush=True)
 
-    # PecanPy walks + gensim
-    sentences, pecan_walk_s = pecanpy_walks(data.src, data.dst, nodes, cores_, seed)
-    pecan_peer = gensim_peer(sentences, nodes, cores_, seed, train_seeds, pecan_walk_s)
-    del sentences
-    print(f"    PecanPy + gensim: walks {pecan_walk_s:.1f}s + Word2Vec "
-          f"{seconds(pecan_peer['train_s'])}", flush=True)
+    # PecanPy walks
+    pecan_sentences, pecan_walk_s = pecanpy_walks(data.src, data.dst, nodes, cores_, seed)
+    print(f"    PecanPy walks {pecan_walk_s:.1f}s", flush=True)
+
+    # the trainings: train_seeds rounds, the peers' order alternating (benchmarks/records.py)
+    settings = SkipGramSettings(dim=DIM, window=WINDOW, negatives=NEGATIVES)
+    embs: dict[str, list[torch.Tensor]] = {"graphflow": [], "dgl_gensim": [],
+                                           "pecanpy_gensim": []}
+
+    def train_ours(r: int) -> None:
+        train_gen = torch.Generator(device=device).manual_seed(seed + r)
+        with intra_op_threads(threads):
+            model = SkipGram(nodes, settings, graph.in_strength(), device, train_gen,
+                             graph=graph)  # as the skipgram task: the default start
+            model.fit(walks, LR, 0, walks.shape[0], batch, workers=workers,
+                      worker_threads=threads)  # what the skipgram task runs
+            sync(device)
+        embs["graphflow"].append(model.embeddings())
+
+    def train_gensim(name: str, sentences: list[list[str]]):
+        def run(r: int) -> None:
+            embs[name].append(gensim_embeddings(sentences, nodes, cores_, seed + r)[0])
+        return run
+
+    def progress(name: str, r: int, seconds_: float) -> None:
+        print(f"    training {r + 1}/{train_seeds} {name}: {seconds_:.1f}s", flush=True)
+
+    train_s = records.alternate({"graphflow": train_ours,
+                                 "dgl_gensim": train_gensim("dgl_gensim", dgl_sentences),
+                                 "pecanpy_gensim": train_gensim("pecanpy_gensim",
+                                                                pecan_sentences)},
+                                train_seeds, on_time=progress)
+    del dgl_sentences, pecan_sentences
+    ours = {"walk_s": walk_s, "train_s": train_s["graphflow"], "embs": embs["graphflow"]}
+    dgl_peer = {"walk_s": dgl_walk_s, "train_s": train_s["dgl_gensim"],
+                "embs": embs["dgl_gensim"]}
+    pecan_peer = {"walk_s": pecan_walk_s, "train_s": train_s["pecanpy_gensim"],
+                  "embs": embs["pecanpy_gensim"]}
+    print(f"    graphflow skip-gram {seconds(train_s['graphflow'])} "
+          f"({tokens / mean(train_s['graphflow']) / 1e3:.0f}k tokens/s); gensim on DGL's walks "
+          f"{seconds(train_s['dgl_gensim'])}, on PecanPy's {seconds(train_s['pecanpy_gensim'])}",
+          flush=True)
 
     labels = data.label
     split = torch.Generator().manual_seed(seed)
@@ -549,8 +559,6 @@ def bench_social(quick: bool, device: torch.device, seed: int, seeds: int,
         out[f"social_w{workers}_ratio"] = round(ratio, 2)
         out[f"social_w{workers}_ratio_spread"] = records.ratio_spread(
             out[f"{theirs}_total_s_runs"], out[f"{ours}_total_s_runs"])
-        out[f"social_w{workers}_macro_f1_spread"] = {
-            side: records.spread(out[f"social_w{workers}_{side}_macro_f1_runs"]) for side in runs}
         print(f"    workers {workers}, medians over {seeds} seeds: graphflow "
               f"{out[f'{ours}_total_s']:.1f}s macro-F1 {out[f'{ours}_macro_f1']:.4f} "
               f"[{' '.join(f'{v:.4f}' for v in out[f'{ours}_macro_f1_runs'])}], "

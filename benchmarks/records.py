@@ -183,6 +183,11 @@ def commit() -> dict[str, Any]:
         return {"commit": None, "dirty": None}
 
 
+AT_START = commit()
+"""The commit when the benchmark started (this module is imported at its start): a record
+names the code it measured, even when a commit lands while it runs."""
+
+
 def load() -> float | None:
     try:
         return round(os.getloadavg()[0], 2)
@@ -208,7 +213,7 @@ def write(benchmark: str, result: dict[str, Any], *, load_before: float | None,
     record = {"benchmark": benchmark,
               "command": " ".join(["python", os.path.relpath(argv[0], REPO)] + argv[1:])
               if argv else None,
-              **commit(), "recorded_at": stamp, "load_before": load_before,
+              **AT_START, "recorded_at": stamp, "load_before": load_before,
               "load_after": load(), "machine": info,
               "result": {k: v for k, v in result.items() if k != "machine"}}
     path.parent.mkdir(parents=True, exist_ok=True)

@@ -98,19 +98,28 @@ def test_kge_records_give_each_sides_epochs_ratio_and_last_mrr(tmp_path):
         "| 2.73x (2.50-3.00, n=2) | 0.4100 / 0.3900 |" in row
 
 
-def test_node2vec_records_give_a_row_per_worker_count(tmp_path):
-    result = {"social_nodes": 10312}
+def test_node2vec_records_give_a_row_per_case_peer_and_worker_count(tmp_path):
+    result = {"social_nodes": 10312, "sbm_nodes": 20000, "sbm_train_workers": 2, "sbm_ratio": 2.0,
+              "sbm_graphflow_walk_s": 2.0, "sbm_graphflow_train_s_runs": [8.0, 10.0],
+              "sbm_graphflow_macro_f1_runs": [0.78, 0.79]}
+    for peer, walk in (("dgl_gensim", 10.0), ("pecanpy_gensim", 4.0)):
+        result.update({f"sbm_{peer}_walk_s": walk, f"sbm_{peer}_train_s_runs": [36.0, 36.0],
+                       f"sbm_{peer}_macro_f1_runs": [0.77, 0.78]})
     for w, ours, theirs in ((1, [40.0, 44.0, 42.0], [100.0, 110.0, 90.0]),
                             (2, [20.0, 22.0, 21.0], [60.0, 66.0, 63.0])):
         result[f"social_w{w}_graphflow_total_s_runs"] = ours
         result[f"social_w{w}_pecanpy_gensim_total_s_runs"] = theirs
         result[f"social_w{w}_ratio_spread"] = records.ratio_spread(theirs, ours)
-        result[f"social_w{w}_macro_f1_spread"] = {
-            "graphflow": records.spread([0.30, 0.29, 0.31]),
-            "pecanpy_gensim": records.spread([0.28, 0.29, 0.285])}
+        result[f"social_w{w}_graphflow_macro_f1_runs"] = [0.30, 0.29, 0.31]
+        result[f"social_w{w}_pecanpy_gensim_macro_f1_runs"] = [0.28, 0.29, 0.285]
     records.write("node2vec", result, load_before=0.1, folder=tmp_path,
-                  argv=[str(ROOT / "benchmarks" / "node2vec.py"), "--cases", "social"])
+                  argv=[str(ROOT / "benchmarks" / "node2vec.py")])
     rows = figures.render("node2vec", tmp_path).splitlines()[2:]
-    assert len(rows) == 2 and "| social (10,312 nodes), 1 |" in rows[0]
-    assert "| 0.3000 (0.2900-0.3100, n=3) | 0.2850 (0.2800-0.2900, n=3) | " \
-        "21.0 s (20.0-22.0, n=3) | 63.0 s (60.0-66.0, n=3) | 3.00x (3.00-3.00, n=3) |" in rows[1]
+    assert len(rows) == 4
+    assert "| sbm (20,000 nodes), 2 | DGL + gensim | 0.7850 (0.7800-0.7900, n=2) | " \
+        "0.7750 (0.7700-0.7800, n=2) | 11.0 s (10.0-12.0, n=2) | 46.0 s (46.0-46.0, n=2) | " \
+        "4.18x (3.83-4.60, n=2) |" in rows[0]
+    assert "| sbm (20,000 nodes), 2 | PecanPy + gensim |" in rows[1]
+    assert "| social (10,312 nodes), 2 | PecanPy + gensim | 0.3000 (0.2900-0.3100, n=3) | " \
+        "0.2850 (0.2800-0.2900, n=3) | 21.0 s (20.0-22.0, n=3) | 63.0 s (60.0-66.0, n=3) | " \
+        "3.00x (3.00-3.00, n=3) |" in rows[3]

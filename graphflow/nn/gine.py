@@ -15,8 +15,10 @@ from graphflow.sparse.features import Features, to_dense
 
 def gine_aggregate(adj: Adjacency, x: torch.Tensor, edge: torch.Tensor,
                    eps: torch.Tensor | float) -> torch.Tensor:
-    r"""``(1 + eps) x_i + sum_{j in N(i)} ReLU(x_j + e_ji)``: (num_src, F), (nnz, F) ->
-    (num_dst, F); ``edge`` in CSR order.
+    r"""``(1 + eps) x_i + sum_{j in N(i)} w_ji ReLU(x_j + e_ji)``: (num_src, F), (nnz, F) ->
+    (num_dst, F); ``edge`` in CSR order; ``w_ji`` the adjacency's values, 1 without them (a
+    graph's edge weights, or an explainer's soft edge mask, scale each message, as PyG's
+    explain masks scale every layer's messages).
 
     The messages are per edge, (nnz, F): the sources' rows (:func:`~graphflow.sparse.
     edge_gather`), the add and the ReLU in place on them (the gather's backward does not read
@@ -25,6 +27,8 @@ def gine_aggregate(adj: Adjacency, x: torch.Tensor, edge: torch.Tensor,
     pass scatters into rows. Memory O(nnz * F), no dense (num_dst, num_src) matrix.
     """
     messages = edge_gather(adj, x).add_(edge).relu_()  # (nnz, F)
+    if adj.values is not None:  # weighted edges (e.g. an explainer's edge mask) scale messages
+        messages = messages * adj.values[:, None]
     return add_own(edge_sum(adj, messages), x, eps)  # (num_dst, F)
 
 

@@ -48,3 +48,24 @@ def test_rings_paths_explain_finds_the_end_bonds_of_paths(cli, tmp_path):
         assert 1 in (degree[s], degree[d]), rows
     summary = json.loads((tmp_path / "explain" / "explain.json").read_text())
     assert summary["level"] == "graph" and summary["top_k"] == 4
+
+
+def test_bond_types_explain_puts_the_double_bond_on_top(cli, tmp_path):
+    """GINE reads bond types; each explained ring has one double bond (its class), and the
+    mask ranks that bond's two directed edges above every single bond."""
+    code, out, err = cli("run", EXAMPLES / "tu_bond_types_explain.toml", "--out-dir", tmp_path)
+    assert code == 0, err
+    folder = EXAMPLES / "data" / "bond_types"
+    atoms = [tuple(int(v) - 1 for v in line.split(","))
+             for line in (folder / "BT_A.txt").read_text().splitlines() if line.strip()]
+    bond = dict(zip(atoms, (int(v) for v in (folder / "BT_edge_labels.txt").read_text().split())))
+    edges = pcsv.read_csv(tmp_path / "explain" / "edges.csv").to_pydict()
+    assert set(edges["target"]) == {2, 4, 14, 16}
+    for ring in (2, 4, 14, 16):
+        rows = sorted(((imp, s, d) for t, s, d, imp in zip(edges["target"], edges["src"],
+                                                           edges["dst"], edges["importance"])
+                       if t == ring), reverse=True)
+        assert [bond[(s, d)] for _, s, d in rows[:2]] == [2, 2], rows
+        assert all(bond[(s, d)] == 1 for _, s, d in rows[2:]), rows
+    summary = json.loads((tmp_path / "explain" / "explain.json").read_text())
+    assert summary["fidelity_plus"] > summary["fidelity_minus"]

@@ -55,6 +55,25 @@ def test_edge_encoder_maps_edge_features_to_the_node_width(case, features):
     torch.testing.assert_close(out, expected.detach())
 
 
+def test_adjacency_values_scale_each_message(case, features):
+    """With edge values (a weighted graph, an explainer's soft mask) ``x'_i = (1 + eps) x_i +
+    sum_j w_ji relu(x_j + e_ji)``; the values get gradients (what an edge mask learns from)."""
+    torch.manual_seed(0)
+    layer = GINEConv(None, eps=0.5)
+    x, e = features(case.num_src, 3), features(case.g.num_edges(), 3)
+    w = torch.rand(case.g.num_edges(), dtype=x.dtype, requires_grad=True)  # DGL edge order
+    adj = with_edges(case, e)
+    adj.values = case.to_csr(w)
+    out = layer(adj, x)
+    src, dst = case.g.edges()
+    expected = 1.5 * x[: case.num_dst].clone()
+    for k in range(src.shape[0]):  # a test's loop over 12 edges, the formula itself
+        expected[dst[k]] += w[k] * torch.relu(x[src[k]] + e[k])
+    torch.testing.assert_close(out, expected)
+    out.sum().backward()
+    assert w.grad is not None and bool((w.grad != 0).any())
+
+
 def test_a_graph_without_edge_features_fails_in_one_line(case, features):
     with pytest.raises(DataError, match=r"gine reads edge features, but the graph has none"):
         GINEConv(nn.Linear(4, 2))(case.adj, features(case.num_src, 4))

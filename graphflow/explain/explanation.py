@@ -66,6 +66,10 @@ class GraphInputs:
     :ivar embeddings: float32 (N, D) node embeddings computed on the unmasked graph, for
         methods that read them (PGExplainer): a node model's last hidden layer, a graph
         model's node vectors before the read-out; None when the model has no such layer.
+    :ivar pairs: int64 (2, P) node pairs of a link model's targets, or None.
+    :ivar categorical: ``x`` holds category codes that the model embeds (a molecule's atom
+        features through an ``AtomEncoder``), not values: a mask cannot scale them, so
+        methods explain the edges only.
     """
 
     adj: Any
@@ -74,6 +78,7 @@ class GraphInputs:
     graph_ptr: torch.Tensor | None = None
     embeddings: torch.Tensor | None = None
     pairs: torch.Tensor | None = None
+    categorical: bool = False
 
     @property
     def level(self) -> str:

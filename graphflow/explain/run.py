@@ -29,6 +29,7 @@ from graphflow.errors import ConfigError
 from graphflow.explain.explanation import Explanation, GraphInputs
 from graphflow.explain.metrics import characterization_score, fidelity
 from graphflow.graph import GraphData
+from graphflow.graphs.encoders import CategoricalEncoder
 from graphflow.io.atomic import atomic_path, write_json
 
 TARGETS: dict[str, str] = {"node": "nodes", "link": "pairs", "graph": "graphs"}
@@ -133,12 +134,17 @@ def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor, explain
     x = to_dense(x).float()  # mostly-zero features (SparseFeatures) too: masks scale them
     if bundle.kind == "graph":
         kind = bundle.model_info.get("target_kind", "classes")
-        if kind != "classes":
+        if kind not in ("classes", "binary"):
             raise ConfigError(f"explain: the bundle's graph model predicts {kind}; "
-                              f"explanations are of a class (graph classification models)")
+                              f"explanations are of a class (graph classification models "
+                              f"with classes or one 0/1 target)")
         ptr = data.graphs.graph_ptr
         inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model.encoder, bundle.meta),
-                             graph_ptr=ptr, embeddings=_graph_node_vectors(model, adj, x, ptr))
+                             graph_ptr=ptr, embeddings=_graph_node_vectors(model, adj, x, ptr),
+                             categorical=isinstance(getattr(model.encoder, "input_encoder",
+                                                            None), CategoricalEncoder))
+        if kind == "binary":
+            model = TwoClasses(model)
     elif bundle.kind == "link":
         if pairs is None:
             raise ConfigError("explain: a link model's explanations are of node pairs; name "
@@ -149,6 +155,27 @@ def explain_targets(bundle: Any, data: GraphData, targets: torch.Tensor, explain
         inputs = GraphInputs(adj=adj, x=x, hops=model_depth(model, bundle.meta),
                              embeddings=node_embeddings(model, adj, x)[0])
     return explainer.explain(model, inputs, targets), model, inputs
+
+
+class TwoClasses(torch.nn.Module):
+    """A graph model with one 0/1 target seen as two classes: its score ``s`` (B, 1) as the
+    logits ``(0, s)``, whose softmax is ``(1 - σ(s), σ(s))``; so an explanation keeps the
+    predicted label's probability, as for a class. Other attributes are the model's."""
+
+    def __init__(self, model: torch.nn.Module):
+        super().__init__()
+        self.inner = model
+
+    def forward(self, *args: Any, **kwargs: Any) -> Any:
+        out = self.inner(*args, **kwargs)
+        s = out[0]
+        return (torch.cat([torch.zeros_like(s), s], 1), *out[1:])
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(super().__getattr__("inner"), name)
 
 
 @torch.no_grad()

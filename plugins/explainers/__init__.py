@@ -53,7 +53,8 @@ class GNNExplainerMethod(Explainer):
         o = self.options
         return gnn_explainer(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                              epochs=o.epochs, lr=o.lr, batch=o.batch,
-                             feature_mask=o.feature_mask, seed=o.seed,
+                             feature_mask=o.feature_mask and not inputs.categorical,
+                             seed=o.seed,
                              graph_ptr=inputs.graph_ptr, pairs=inputs.pairs)
 
 
@@ -119,6 +120,17 @@ class GradientOptions:
                 raise ValueError(f"{name} = {getattr(self, name)}: must be >= 1")
 
 
+def refuse_codes(method: str, inputs: GraphInputs) -> None:
+    """Gradient methods attribute the input features too, which category codes (an atom
+    encoder's input) have no gradient for: one line naming the methods that can."""
+    if inputs.categorical:
+        from graphflow.errors import ConfigError
+
+        raise ConfigError(f"--method {method}: the model embeds its input features as "
+                          f"categories (an atom encoder), which have no gradient; use "
+                          f"gnnexplainer or pgexplainer (edge masks only)")
+
+
 class Saliency(Explainer):
     """Saliency (Simonyan et al. 2014) through Captum: the absolute gradient of the explained
     class's logit with respect to each edge weight and each input feature
@@ -132,6 +144,7 @@ class Saliency(Explainer):
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
 
+        refuse_codes(self.name, inputs)
         return gradient_attributions(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                                      method="saliency", batch=self.options.batch,
                                      graph_ptr=inputs.graph_ptr, pairs=inputs.pairs)
@@ -150,6 +163,7 @@ class IntegratedGradients(Explainer):
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
 
+        refuse_codes(self.name, inputs)
         o = self.options
         return gradient_attributions(model, inputs.adj, inputs.x, targets, hops=inputs.hops,
                                      method="ig", n_steps=o.steps, batch=o.batch,

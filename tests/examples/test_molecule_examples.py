@@ -79,3 +79,32 @@ def test_logp_gin_regression_runs_on_generated_targets(cli, tmp_path):
     assert report["split"] == "scaffold" and report["molecules"] == 200
     predictions = pq.read_table(tmp_path / "run" / "predictions.parquet")
     assert predictions.num_rows == 200
+
+
+def test_bbbp_gin_explain_masks_every_bond_of_each_molecule(cli, tmp_path):
+    """The explanation example, on the first 80 molecules of BBBP (narrower, 2 epochs): each
+    explained molecule gets an importance for both directions of every bond RDKit sees, and
+    no feature importances (atom features are category codes); a gradient method, which
+    would need their gradients, is refused in one line."""
+    import pyarrow.csv as pcsv
+    from rdkit import Chem
+
+    lines = (shared_data("molecules", "bbbp.csv") / "bbbp.csv").read_text().splitlines()[:81]
+    (tmp_path / "bbbp80.csv").write_text("\n".join(lines) + "\n")
+    code, out, err = cli("run", EXAMPLES / "bbbp_gin_explain.toml", "--out-dir", tmp_path / "r",
+                         *SMALL, "--set", f'load.path="{tmp_path / "bbbp80.csv"}"',
+                         "--set", "explain.epochs=20")
+    assert code == 0, err
+    edges = pcsv.read_csv(tmp_path / "r" / "explain" / "edges.csv").to_pydict()
+    for mol in (0, 1, 2, 3):
+        bonds = Chem.MolFromSmiles(lines[1 + mol].rsplit(",", 1)[0]).GetNumBonds()
+        rows = [k for t, k in zip(edges["target"], edges["top_k"]) if t == mol]
+        assert len(rows) == 2 * bonds and sum(rows) == 6
+    assert not (tmp_path / "r" / "explain" / "features.csv").exists()
+    ids = tmp_path / "ids.txt"
+    ids.write_text("0\n")
+    code, out, err = cli("explain", tmp_path / "r", "--data", EXAMPLES / "bbbp_gin_explain.toml",
+                         "--set", f'load.path="{tmp_path / "bbbp80.csv"}"', "--graphs", ids,
+                         "--method", "ig")
+    assert code == 1 and "embeds its input features as categories" in err
+    assert len(err.strip().splitlines()) == 1

@@ -213,6 +213,29 @@ def node2vec(recs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def gcn(recs: list[dict[str, Any]]) -> str:
+    """Full-batch GCN epochs against DGL's ``GraphConv`` (or PyG's ``GCNConv``): per graph,
+    each side's milliseconds (median, least-largest over the alternating epochs) and the
+    ratios, with graphflow's sparse first-layer input and with the peer's dense one."""
+    lines = ["| CPU | run | graph | threads | graphflow ms | graphflow, dense input ms | "
+             "peer | peer ms | peer / graphflow | peer / graphflow, dense input |",
+             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        res = r["result"]
+        for g in res["results"]:
+            peer, sp = g["peer"], g["spread_ms"]
+            dense = sp.get("graphflow_dense")
+            vs_dense = g["ratios"].get(f"{peer}/graphflow_dense")
+            lines.append(
+                f"| {cpu_text(r['machine'])} | {provenance(r)} | {g['graph']} "
+                f"({g['nodes']:,} nodes, {g['edges']:,} edges) | {res['threads']} | "
+                f"{span(sp['graphflow'], '', 2)} ({g['inputs']['graphflow']}) | "
+                f"{span(dense, '', 2) if dense else '-'} | {peer} | "
+                f"{span(sp[peer], '', 2)} | {span(g['ratios'][f'{peer}/graphflow'], 'x')} | "
+                f"{span(vs_dense, 'x') if vs_dense else '-'} |")
+    return "\n".join(lines)
+
+
 RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "graph_classification": graph_classification,
     "graph_classification_quality": graph_classification_quality,
@@ -221,6 +244,7 @@ RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "linkpred": linkpred,
     "kge": kge,
     "node2vec": node2vec,
+    "gcn": gcn,
 }
 """Benchmark name -> its table from its records."""
 

@@ -123,3 +123,19 @@ def test_node2vec_records_give_a_row_per_case_peer_and_worker_count(tmp_path):
     assert "| social (10,312 nodes), 2 | PecanPy + gensim | 0.3000 (0.2900-0.3100, n=3) | " \
         "0.2850 (0.2800-0.2900, n=3) | 21.0 s (20.0-22.0, n=3) | 63.0 s (60.0-66.0, n=3) | " \
         "3.00x (3.00-3.00, n=3) |" in rows[3]
+
+
+def test_gcn_records_give_both_inputs_and_their_ratios(tmp_path):
+    ours, dense, dgl = [1.0, 1.2, 1.1], [2.0, 2.0, 2.0], [4.0, 4.4, 4.2]
+    cora = {"graph": "cora", "nodes": 2708, "edges": 13264, "peer": "dgl",
+            "inputs": {"graphflow": "sparse", "graphflow_dense": "dense", "dgl": "dense"},
+            "spread_ms": {"graphflow": records.spread(ours), "graphflow_dense": records.spread(dense),
+                          "dgl": records.spread(dgl)},
+            "ratios": {"dgl/graphflow": records.ratio_spread(dgl, ours),
+                       "dgl/graphflow_dense": records.ratio_spread(dgl, dense)}}
+    records.write("gcn", {"threads": 2, "results": [cora]}, load_before=0.1, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "gcn.py"), "--quick"])
+    row = figures.render("gcn", tmp_path).splitlines()[2]
+    assert "| cora (2,708 nodes, 13,264 edges) | 2 | 1.10 (1.00-1.20, n=3) (sparse) | " \
+        "2.00 (2.00-2.00, n=3) | dgl | 4.20 (4.00-4.40, n=3) | 3.82x (3.67-4.00, n=3) | " \
+        "2.10x (2.00-2.20, n=3) |" in row

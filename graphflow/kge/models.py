@@ -239,8 +239,9 @@ class RotatE(_Distance):
         return torch.cos(theta), torch.sin(theta)
 
     def _dist(self, a, b):  # complex L1: Σ_k |a_k - b_k|
-        (ar, ai), (br, bi) = _complex(a), _complex(b)
-        return torch.sqrt((ar - br) ** 2 + (ai - bi) ** 2 + 1e-18).sum(-1)
+        diff = a - b  # (..., 2d): real parts, then imaginary parts
+        # the moduli in one pass (a zero difference gets a zero gradient), then their sum
+        return torch.linalg.vector_norm(diff.unflatten(-1, (2, -1)), dim=-2).sum(-1)
 
     def _rotate(self, x, r, conj: bool = False):
         (xr, xi), (c, s) = _complex(x), self._phase(r)

@@ -173,6 +173,13 @@ def _epochs(out: Path) -> list[int]:
     return [json.loads(line)["epoch"] for line in complete if line.strip()]
 
 
+def _resume(cli, tmp_path: Path, out: Path, epochs: int) -> tuple[int, str, str]:
+    """``graphflow run PIPELINE --resume`` of the run ``_start`` began, in this process, to
+    ``epochs`` epochs."""
+    return cli("run", tmp_path / "pipeline.toml", "--out-dir", out, "--resume", "--set",
+               f"train.epochs={epochs}")
+
+
 @pytest.fixture
 def procs():
     started: list[subprocess.Popen] = []
@@ -183,7 +190,7 @@ def procs():
             proc.wait(10)
 
 
-def test_sigterm_during_training_saves_the_state_and_resume_finishes(tmp_path, procs):
+def test_sigterm_during_training_saves_the_state_and_resume_finishes(tmp_path, procs, cli):
     proc, out, err = _start(tmp_path, PIPELINE.format(nodes=300, sample=""))
     procs.append(proc)
     _wait_for(lambda: len(_epochs(out)) >= 2, proc, "an epoch in metrics.jsonl")
@@ -202,13 +209,12 @@ def test_sigterm_during_training_saves_the_state_and_resume_finishes(tmp_path, p
     assert (out / "train_state.pt").exists()
 
     # --resume continues after the very epoch it stopped at (saved there even though it was
-    # not an evaluation epoch) and finishes; fewer epochs so that the test ends quickly.
+    # not an evaluation epoch) and finishes; fewer epochs so that the test ends quickly. In
+    # this process: the signal was the subprocess's part, the resume reads only the folder.
     total = stopped + 4
-    proc, out, err = _start(tmp_path, PIPELINE.format(nodes=300, sample=""), "--resume",
-                            "--set", f"train.epochs={total}")
-    procs.append(proc)
-    assert proc.wait(STARTUP_BOUND) == 0, err.read_text()
-    assert f"[train] resuming after epoch {stopped}" in err.read_text()
+    code, _, log = _resume(cli, tmp_path, out, total)
+    assert code == 0, log
+    assert f"[train] resuming after epoch {stopped}" in log
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "ok" and "signal" not in record
     assert _epochs(out) == list(range(1, total + 1))
@@ -413,8 +419,8 @@ what = "embeddings"
      "[train] resuming after epoch"),
     (SKIPGRAM_PIPELINE, "embeddings.parquet", "[train] resuming skip-gram in epoch"),
 ], ids=["node-sampled", "link-full", "link-sampled", "node2vec-skipgram"])
-def test_sigterm_inside_each_task_exits_143_and_resume_finishes(tmp_path, procs, text, export,
-                                                                resumed):
+def test_sigterm_inside_each_task_exits_143_and_resume_finishes(tmp_path, procs, cli, text,
+                                                                export, resumed):
     proc, out, err = _start(tmp_path, text)
     procs.append(proc)
     _wait_for(lambda: len(_epochs(out)) >= 2, proc, "two epochs in metrics.jsonl")
@@ -431,10 +437,9 @@ def test_sigterm_inside_each_task_exits_143_and_resume_finishes(tmp_path, procs,
     stopped = _epochs(out)[-1]
 
     total = stopped + 2
-    proc, out, err = _start(tmp_path, text, "--resume", "--set", f"train.epochs={total}")
-    procs.append(proc)
-    assert proc.wait(STARTUP_BOUND * 2) == 0, err.read_text()
-    assert resumed in err.read_text()
+    code, _, log = _resume(cli, tmp_path, out, total)  # in this process (see above)
+    assert code == 0, log
+    assert resumed in log
     record = json.loads((out / "run.json").read_text())
     assert record["status"] == "ok" and "signal" not in record
     assert (out / export).exists()

@@ -169,7 +169,7 @@ def sweep(tmp_path):
         s.kill()
 
 
-def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
+def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep, cli):
     # enough work that the workers cannot finish every trial before SIGTERM reaches them,
     # even on a fast CPU (at 300 epochs a trial took 0.4 s on one, and all 30 were done by
     # then) or when the survivor is slow (a loaded machine)
@@ -194,9 +194,11 @@ def test_two_workers_outlive_a_dead_one_stop_on_sigterm_and_resume(sweep):
     before = s.finished()
     assert 1 <= len(before) < 30, out + err
 
-    again = subprocess.run(s.cmd, capture_output=True, text=True, timeout=300)
-    assert again.returncode == 0, again.stderr
-    assert f"resuming par: {len(before)} of 30 trials done" in again.stdout
+    # the resume's parent in this process (its workers are processes, as before): the
+    # signals were the first sweep's part
+    code, out, err = cli("sweep", s.path, "--out-dir", s.root)
+    assert code == 0, err
+    assert f"resuming par: {len(before)} of 30 trials done" in out
     after = s.finished()
     assert {p: after[p] for p in before} == before  # no finished trial ran again
     assert len(after) == 30 and workers_of(s.root) == []

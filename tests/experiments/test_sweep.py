@@ -54,7 +54,7 @@ def finished_runs(root: Path) -> dict[Path, float]:
     return out
 
 
-def test_a_sweep_stopped_by_sigterm_resumes_without_repeating_finished_trials(tmp_path):
+def test_a_sweep_stopped_by_sigterm_resumes_without_repeating_finished_trials(tmp_path, cli):
     path, root = write(tmp_path), tmp_path / "sweep"
     # trials long enough (about a second) that SIGTERM lands before the last one ends
     path.write_text(path.read_text().replace("epochs = 3", "epochs = 600"))
@@ -74,9 +74,10 @@ def test_a_sweep_stopped_by_sigterm_resumes_without_repeating_finished_trials(tm
     assert proc.returncode == 143, err
     before = finished_runs(root)
     assert 2 <= len(before) < 4, out + err
-    code = subprocess.run(cmd, capture_output=True, text=True, timeout=400)
-    assert code.returncode == 0, code.stderr
-    assert f"resuming sw: {len(before)} of 4 trials done" in code.stdout
+    # the resume in this process: the subprocess was for the signal
+    code, out, err = cli("sweep", path, "--out-dir", root)
+    assert code == 0, err
+    assert f"resuming sw: {len(before)} of 4 trials done" in out
     after = finished_runs(root)
     assert {p: after[p] for p in before} == before  # finished trials were not run again
     summary = json.loads((root / "summary.json").read_text())

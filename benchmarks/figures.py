@@ -100,6 +100,21 @@ def graph_classification_quality(recs: list[dict[str, Any]]) -> str:
                 lines.append(f"| {where} | {name} ({q['epochs']}, {q['lr_step']}) | {side} | "
                              f"{seeds} | **{m['mean']:.3f}** ({m['min']:.3f}-{m['max']:.3f}) |")
                 first = False
+    pooled: dict[tuple[str, int, int, str], dict[str, float]] = {}
+    for r in recs:  # oldest first: a seed measured again keeps its newest figure
+        for name, q in r["result"].get("quality", {}).items():
+            for s, v in q["seeds"].items():
+                for side, fig in v.items():
+                    pooled.setdefault((name, q["epochs"], q["lr_step"], side), {})[s] = \
+                        fig["gin_acc"]
+    lines += ["", "Every recorded seed of each set and side, pooled over the records above:", "",
+              "| set (epochs, rate halved every) | side | seeds | mean (least-largest) |",
+              "| --- | --- | --- | --- |"]
+    for (name, epochs, step, side), by_seed in sorted(pooled.items()):
+        v = list(by_seed.values())
+        seeds = ",".join(sorted(by_seed, key=int))
+        lines.append(f"| {name} ({epochs}, {step}) | {side} | {seeds} ({len(v)}) | "
+                     f"**{sum(v) / len(v):.3f}** ({min(v):.3f}-{max(v):.3f}) |")
     return "\n".join(lines)
 
 

@@ -38,3 +38,22 @@ def test_pgexplainer_side_alone_reports_its_roc_auc(capsys):
     assert result["method"] == "pgexplainer" and result["calls"] == ["graphflow"]
     assert result["explained"] == 8 * 5 and 0.0 <= result["roc_auc"]["graphflow"] <= 1.0
     assert "ratio_spread" not in result and result["settings"]["epochs"] == 2
+
+
+def test_model_without_self_term_matches_its_pyg_twin_and_checks_the_truth():
+    """--no-self (the paper code's h' = A h W + b): main asserts the PyG twin's outputs
+    equal graphflow's; truth_check reports shares in [0, 1]."""
+    pytest.importorskip("torch_geometric")
+    from benchmarks.explain import main
+
+    threads = torch.get_num_threads()
+    try:
+        result = main(["--tiny", "--no-self", "--explained", "first", "--reps", "1",
+                       "--threads", "1"])
+    finally:
+        torch.set_num_threads(threads)
+    assert result["settings"]["self_term"] is False and result["explained"] == 8
+    check = result["truth_check"]
+    shares = ("motif_only", "motif_only_prob", "uniform_half", "uniform_half_prob")
+    assert all(0.0 <= check[k] <= 1.0 for k in shares)
+    assert 0 < check["motif_edges_per_node"] <= check["edges_per_node"]

@@ -47,6 +47,9 @@ def add_commands(sub: argparse._SubParsersAction, common: argparse.ArgumentParse
     p.add_argument("--epochs", type=int, help="gnnexplainer: epochs (default 100)")
     p.add_argument("--lr", type=float, help="gnnexplainer: Adam lr (default 0.01)")
     p.add_argument("--steps", type=int, help="ig: integration steps (default 50)")
+    p.add_argument("--threads", type=int, metavar="N",
+                   help="torch intra-op threads while explaining (default: torch's; small "
+                        "unions often run best on 1)")
     p.add_argument("--option", dest="method_options", action="append", default=[],
                    metavar="KEY=VALUE", help="an option of the method (graphflow describe "
                                              "NAME lists them)")
@@ -68,6 +71,8 @@ def cmd_explain(args: argparse.Namespace) -> int:
 
     if args.top_k < 1:
         raise ConfigError(f"--top-k {args.top_k}: must be >= 1")
+    if args.threads is not None and args.threads < 1:
+        raise ConfigError(f"--threads {args.threads}: must be >= 1")
     folder = find_bundle(args.run_dir, args.stage)
     kind = read_meta(folder)["kind"]
     which, path = next((w, p) for w, p in (("nodes", args.nodes), ("graphs", args.graphs),
@@ -90,8 +95,16 @@ def cmd_explain(args: argparse.Namespace) -> int:
                       stage=args.stage, device="cpu", quiet=True)
     data = run_predict(ns, kind, host, export=False).ctx.data
     bundle = load_bundle(args.run_dir, stage=args.stage, host=host)
-    summary = explain_to_folder(out, bundle, data, explainer, which, path, top_k=args.top_k,
-                                fmt=args.format)
+    import torch
+
+    before = torch.get_num_threads()
+    if args.threads is not None:
+        torch.set_num_threads(args.threads)
+    try:
+        summary = explain_to_folder(out, bundle, data, explainer, which, path,
+                                    top_k=args.top_k, fmt=args.format)
+    finally:
+        torch.set_num_threads(before)
     level = {"link": "pair"}.get(summary["level"], summary["level"])
     print(f"graphflow: explained {summary['targets']} {level}s with {args.method} "
           f"({folder})")

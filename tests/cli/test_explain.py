@@ -91,7 +91,8 @@ def motif_run(tmp_path_factory):
 def test_gnnexplainer_from_a_bundle(motif_run, cli, tmp_path):
     code, out, err = cli("explain", motif_run / "run", "--data", motif_run / "motifs.toml",
                          "--nodes", motif_run / "nodes.txt", "--epochs", "20",
-                         "--out", tmp_path / "ex", "--top-k", "3", "--option", "batch=1")
+                         "--out", tmp_path / "ex", "--top-k", "3", "--option", "batch=1",
+                         "--threads", "1")
     assert code == 0, err
     edges = pq.read_table(tmp_path / "ex" / "edges.parquet").to_pydict()
     assert set(edges["target"]) == {300, 305}
@@ -222,3 +223,10 @@ def test_explain_runs_predicts_own_loader():
     assert ns.quiet and ns.stage == "train.0" and ns.nodes is None and ns.overrides == []
     with pytest.raises(TypeError, match="predict has no option 'bogus'"):
         predict_args(Path("run"), Path("data.toml"), bogus=1)
+
+
+@pytest.mark.parametrize("flag", ["--top-k", "--threads"])
+def test_a_count_below_one_is_refused_in_one_line(motif_run, cli, flag):
+    code, out, err = cli("explain", motif_run / "run", "--data", motif_run / "motifs.toml",
+                         "--nodes", motif_run / "nodes.txt", flag, "0")
+    assert code == 1 and f"{flag} 0: must be >= 1" in err and len(err.strip().splitlines()) == 1

@@ -55,7 +55,7 @@ from graphflow.graphs.model import GraphModel  # noqa: E402
 from graphflow.sparse import Adjacency  # noqa: E402
 from graphflow_plugins.models.gine import GINEModel, GINEOptions  # noqa: E402
 
-from benchmarks.records import alternate, ratio_spread, spread  # noqa: E402
+from benchmarks.records import alternate, load, ratio_spread, spread, write  # noqa: E402
 
 DATA = REPO.parent / "shared" / "data" / "molecules" / "bbbp.csv"
 
@@ -267,10 +267,15 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--limit", type=int, default=0, help="N evenly spaced molecules only")
     p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--record", action="store_true",
+                   help="save the figures under benchmarks/results/molecules/")
     args = p.parse_args(argv)
     torch.set_num_threads(args.threads)
+    before = load()
     result = run(args.data, args.epochs, args.hidden, args.layers, args.seed, args.batch,
                  args.limit)
+    if args.record:
+        write("molecules", result, load_before=before)
     print(json.dumps(result))
     return result
 

@@ -142,3 +142,16 @@ def test_gcn_records_give_both_inputs_and_their_ratios(tmp_path):
     assert "| cora (2,708 nodes, 13,264 edges) | 2 | 1.10 (1.00-1.20, n=3) (sparse) | " \
         "2.00 (2.00-2.00, n=3) | dgl | 4.20 (4.00-4.40, n=3) | 3.82x (3.67-4.00, n=3) | " \
         "2.10x (2.00-2.20, n=3) |" in row
+
+
+def test_molecules_records_give_epochs_ratio_and_roc_auc(tmp_path):
+    ours, peer = [5.0, 6.0], [7.0, 7.0]
+    result = {"data": "/x/bbbp.csv", "molecules": 2039, "epochs": 2, "threads": 1,
+              "epoch_s": {"graphflow": records.spread(ours), "peer": records.spread(peer)},
+              "ratio": records.ratio_spread(peer, ours),
+              "test_rocauc": {"graphflow": 0.7, "peer": 0.69}}
+    records.write("molecules", result, load_before=0.1, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "molecules.py")])
+    row = figures.render("molecules", tmp_path).splitlines()[2]
+    assert "| bbbp.csv, 2,039, 2, 1 | 5.50 s (5.00-6.00, n=2) | 7.00 s (7.00-7.00, n=2) | " \
+        "1.27x (1.17-1.40, n=2) | 0.700 / 0.690 |" in row

@@ -42,7 +42,8 @@ COEFFS: dict[str, float] = {"edge_size": 0.005, "edge_ent": 1.0, "node_feat_size
 Forward = Callable[[Adjacency, torch.Tensor], torch.Tensor]
 
 
-def _entropy(m: torch.Tensor, eps: float) -> torch.Tensor:
+def mask_entropy(m: torch.Tensor, eps: float) -> torch.Tensor:
+    """Element-wise :math:`H(m) = -m \\log(m + \\epsilon) - (1 - m) \\log(1 - m + \\epsilon)`."""
     return -m * torch.log(m + eps) - (1 - m) * torch.log(1 - m + eps)
 
 
@@ -108,11 +109,11 @@ def gnn_explainer(model: Forward, adj: Adjacency, x: torch.Tensor, targets: torc
             out = cg.outputs(model, cg.adjacency(em), h)  # (b, C)
             loss = F.cross_entropy(out, y, reduction="sum")
             loss = loss + c["edge_size"] * em.sum()
-            loss = loss + c["edge_ent"] * _per_target_mean(_entropy(em, eps), cg.edge_target,
+            loss = loss + c["edge_ent"] * _per_target_mean(mask_entropy(em, eps), cg.edge_target,
                                                            e_count)
             if feat_param is not None:
                 loss = loss + c["node_feat_size"] * fm.mean(1).sum()
-                loss = loss + c["node_feat_ent"] * _entropy(fm, eps).mean(1).sum()
+                loss = loss + c["node_feat_ent"] * mask_entropy(fm, eps).mean(1).sum()
             loss.backward()
             opt.step()
         parts.append((cg, edge_param.detach().sigmoid(),

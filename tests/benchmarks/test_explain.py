@@ -42,14 +42,15 @@ def test_pgexplainer_side_alone_reports_its_roc_auc(capsys):
 
 def test_model_without_self_term_matches_its_pyg_twin_and_checks_the_truth():
     """--no-self (the paper code's h' = A h W + b): main asserts the PyG twin's outputs
-    equal graphflow's; truth_check reports shares in [0, 1]."""
+    equal graphflow's; truth_check reports shares in [0, 1]; objective_check the loss at
+    three masks (the motif-only and every-edge losses include their size terms)."""
     pytest.importorskip("torch_geometric")
     from benchmarks.explain import main
 
     threads = torch.get_num_threads()
     try:
-        result = main(["--tiny", "--no-self", "--explained", "first", "--reps", "1",
-                       "--threads", "1"])
+        result = main(["--tiny", "--no-self", "--explained", "first", "--objective",
+                       "--reps", "1", "--threads", "1"])
     finally:
         torch.set_num_threads(threads)
     assert result["settings"]["self_term"] is False and result["explained"] == 8
@@ -57,3 +58,6 @@ def test_model_without_self_term_matches_its_pyg_twin_and_checks_the_truth():
     shares = ("motif_only", "motif_only_prob", "uniform_half", "uniform_half_prob")
     assert all(0.0 <= check[k] <= 1.0 for k in shares)
     assert 0 < check["motif_edges_per_node"] <= check["edges_per_node"]
+    objective = result["objective"]
+    assert all(objective[k] > 0 for k in ("explainer", "motif_only", "all_edges"))
+    assert 0.0 <= objective["motif_below_explainer"] <= 1.0

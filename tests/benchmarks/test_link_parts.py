@@ -32,9 +32,7 @@ def test_a_tiny_run_splits_both_sides_steps_alternating():
     assert "where the time goes" in done.stdout
 
 
-def test_bad_counts_stop_in_one_usage_line():
-    done = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "link_parts.py"),
-                           "--batches", "0"], capture_output=True, text=True, timeout=120,
-                          cwd=ROOT)
-    assert done.returncode == 2 and "Traceback" not in done.stderr
-    assert "--batches and --product-batches must be at least 1" in done.stderr
+def test_bad_counts_stop_in_one_usage_line(refused):
+    code, err = refused("link_parts.py", "--batches", "0")
+    assert code == 2 and "Traceback" not in err
+    assert "--batches and --product-batches must be at least 1" in err

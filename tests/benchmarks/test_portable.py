@@ -31,14 +31,12 @@ def test_graph_models_race_the_exports_on_a_collection():
         assert race["spread"][name]["min"] == min(reps)
 
 
-def test_bad_graph_counts_are_one_line():
-    done = subprocess.run([sys.executable, str(SCRIPT), "--graphs", "-1"], capture_output=True,
-                          text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == \
+def test_bad_graph_counts_are_one_line(refused):
+    code, err = refused("portable.py", "--graphs", "-1")
+    assert code == 2
+    assert err.strip().splitlines()[-1] == \
         "portable.py: error: --graphs must be at least 0, got -1"
-    done = subprocess.run([sys.executable, str(SCRIPT), "--graphs", "5", "--graph-batch", "0"],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 2
-    assert done.stderr.strip().splitlines()[-1] == \
+    code, err = refused("portable.py", "--graphs", "5", "--graph-batch", "0")
+    assert code == 2
+    assert err.strip().splitlines()[-1] == \
         "portable.py: error: --graph-batch must be at least 1, got 0"

@@ -32,11 +32,11 @@ def test_a_short_run_reports_every_shape_and_the_dispatch():
     assert {s["takes"] for s in result["shapes"]} == {"input_major", "autograd"}
 
 
-def test_bad_counts_stop_in_one_usage_line():
-    done = run("--rounds", "0")
-    assert done.returncode == 2
-    assert "--rounds and --calls must be at least 1, got 0 and 40" in done.stderr
-    assert "Traceback" not in done.stderr
+def test_bad_counts_stop_in_one_usage_line(refused):
+    code, err = refused("weight_grad.py", "--rounds", "0")
+    assert code == 2
+    assert "--rounds and --calls must be at least 1, got 0 and 40" in err
+    assert "Traceback" not in err
 
 
 def test_orientations_alternate_and_report_medians_of_every_round():

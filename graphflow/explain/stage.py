@@ -132,6 +132,11 @@ def explain_spec(table: Any, registry: Registry, src: str, base: Path,
         except ConfigError as exc:
             raise ConfigError(f"{where} {exc}") from None
     info = registry.get("explainer", options.method, where=f"{src}: {SECTION}.method")
+    encoder = getattr(getattr(stage.model, "options", None), "input_encoder", "none")
+    if getattr(info.cls, "feature_gradients", False) and encoder != "none":
+        raise ConfigError(f'{where} method = "{options.method}": the model embeds its input '
+                          f'features as categories (input_encoder = "{encoder}"), which have '
+                          f"no gradient; use gnnexplainer or pgexplainer (edge masks only)")
     if kind is not None:
         check_method(registry, options.method, kind,
                      spelled=f'{where} method = "{options.method}"')

@@ -140,6 +140,7 @@ class Saliency(Explainer):
     summary = "Saliency: absolute input gradients (Captum)"
     Options = GradientOptions
     explains = ("node", "link", "graph")
+    feature_gradients = True
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions
@@ -159,6 +160,7 @@ class IntegratedGradients(Explainer):
     summary = "Integrated gradients from a zero baseline (Captum)"
     Options = GradientOptions
     explains = ("node", "link", "graph")
+    feature_gradients = True
 
     def explain(self, model: Any, inputs: GraphInputs, targets: torch.Tensor) -> Explanation:
         from graphflow.explain.gradients import gradient_attributions

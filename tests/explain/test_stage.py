@@ -87,6 +87,8 @@ def test_a_run_explains_its_model_after_training(pipeline, cli, tmp_path):
      '[explain] method = "pgexplainer" cannot explain a link model; methods that can: '
      "gnnexplainer, ig, saliency"),
     (['explain.stage="train.3"'], '[explain] stage = "train.3": no such training stage'),
+    (['model.input_encoder="atom"', 'explain.method="ig"'],
+     '[explain] method = "ig": the model embeds its input features as categories'),
 ])
 def test_bad_explain_tables_are_refused_when_read(pipeline, host, overrides, message):
     if "pairs" in overrides:  # pairs instead of nodes

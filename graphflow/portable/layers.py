@@ -103,7 +103,7 @@ class PortableGINE(nn.Module):
 
     def forward(self, h: Tensor, g: Edges) -> Tensor:
         messages = torch.relu(gather(h, g.src) + self.encoder(g.feat))  # (E', F)
-        # times the edge values, ones as graphflow's gine trains (it takes no edge weights)
+        # times the edge values, as graphflow's gine_aggregate (ones on an unweighted graph)
         messages = messages * g.weight.unsqueeze(1)
         out = (1 + self.eps) * gather(h, g.dst_rows) + edge_sum(messages, g)
         return self.mlp(out)

@@ -87,16 +87,17 @@ def threads(count: int) -> Iterator[None]:
         _local.threads = before
 
 
-def _threads() -> int:
+def current_threads() -> int:
+    """The kernels' thread count for the calling thread (:func:`threads`; 1 when unset)."""
     count = getattr(_local, "threads", None)
     return 1 if count is None else count
 
 
 @contextmanager
-def _parallel(rows: int) -> Iterator[bool]:
+def parallel(rows: int) -> Iterator[bool]:
     """Yields whether the parallel kernel may run now on ``rows`` rows (with the caller's
     thread count)."""
-    count = _threads()
+    count = current_threads()
     if (count <= 1 or rows < PARALLEL_ROWS or os.getpid() != _PID
             or not _PARALLEL.acquire(blocking=False)):
         yield False
@@ -194,8 +195,8 @@ def pick(csc, dst: torch.Tensor, fanout: int,
     seed = np.uint64(int(torch.randint(2**63 - 1, (1,), generator=generator)))
     pairs = csc.pairs.numpy().view(np.int32).reshape(-1, 2)  # (E, 2): source, edge id
     args = (csc.indptr.numpy(), pairs, dst.contiguous().numpy(), np.int64(fanout), seed)
-    with _parallel(dst.shape[0]) as parallel:
-        out = _pick_parallel(*args) if parallel else _pick_serial(*args)
+    with parallel(dst.shape[0]) as run_parallel:
+        out = _pick_parallel(*args) if run_parallel else _pick_serial(*args)
     return tuple(torch.from_numpy(a) for a in out)  # type: ignore[return-value]
 
 

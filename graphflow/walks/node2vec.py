@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import torch
 
+from graphflow.walks import native
 from graphflow.walks.csr import WalkGraph
 
 PAD = -1
@@ -48,8 +49,13 @@ a step takes two or three rounds instead of dozens."""
 
 
 def random_walks(graph: WalkGraph, starts: torch.Tensor, length: int, *, p: float = 1.0,
-                 q: float = 1.0, generator: torch.Generator | None = None) -> torch.Tensor:
+                 q: float = 1.0, generator: torch.Generator | None = None,
+                 compiled: bool | None = None) -> torch.Tensor:
     """Walk ``length`` steps from each of ``starts``.
+
+    On the CPU the compiled kernels of :mod:`graphflow.walks.native` run the walks (the same
+    law, their own random stream, on the calling thread's
+    :func:`graphflow.sampling.native.threads`); elsewhere the vectorised torch steps below.
 
     :param graph: the CSR on the walk device (:meth:`WalkGraph.with_edge_set` is called
         when the walk is biased).
@@ -59,12 +65,18 @@ def random_walks(graph: WalkGraph, starts: torch.Tensor, length: int, *, p: floa
     :param q: in-out parameter (``1/q`` weighs moving away from the previous node).
     :param generator: a ``torch.Generator`` on ``graph.device``; the same seed gives the same
         walks on the CPU.
+    :param compiled: force the compiled (True) or the torch (False) path; default: compiled
+        wherever :func:`graphflow.walks.native.supports` the graph.
     :returns: int64 (B, length + 1), ``-1`` after a dead end.
     """
     if p <= 0 or q <= 0:
         raise ValueError(f"node2vec needs p > 0 and q > 0, got p={p}, q={q}")
     device = graph.device
     starts = starts.to(device=device, dtype=torch.int64)
+    if compiled is None:
+        compiled = native.supports(graph)
+    if compiled:
+        return native.random_walks(graph, starts, length, p, q, generator)
     b = starts.numel()
     cols = torch.full((length + 1, b), PAD, dtype=torch.int64, device=device)  # (L+1, B)
     cols[0] = starts

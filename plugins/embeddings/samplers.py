@@ -21,6 +21,8 @@ from graphflow.options import option
 from graphflow.sampling.csc import edge_weights
 from graphflow.sampling.sampler import intra_op_threads
 from graphflow.walks.csr import WalkGraph, from_edges
+from graphflow.sampling import native
+from graphflow.walks import native as walks_native
 from graphflow.walks.node2vec import random_walks
 
 
@@ -35,9 +37,9 @@ class WalkOptions:
     backend: Literal["graphflow", "dgl"] = option(
         "graphflow", '"graphflow": vectorised torch walks on the run\'s device; "dgl": '
         "DGL's C++ sampler on the CPU (for parity), walks then moved to the device.")
-    threads: int = option(1, "CPU intra-op threads while walking (0: torch's setting). Walk "
-                          "steps are many small memory-bound ops: one thread avoids "
-                          "fork/join costs.")
+    threads: int = option(0, "CPU threads of the compiled walks (CPU) or torch's intra-op "
+                          "threads (other devices) while walking; 0: the stage's cores (the "
+                          "skipgram task's trainers, all cores by the core policy).")
 
     removed_options: ClassVar[dict[str, str]] = {
         name: 'hold edges out with a [[transform]] type = "link_split" (e.g. val = 0.0, '
@@ -99,7 +101,8 @@ class WalkSampler(Sampler):
         with intra_op_threads(o.threads):
             walk_graph = from_edges(src, dst, g.num_nodes(), weight).to(device)
             p, q = self._pq()
-            if o.backend == "graphflow" and not (p == 1.0 and q == 1.0):
+            if (o.backend == "graphflow" and not (p == 1.0 and q == 1.0)
+                    and not walks_native.supports(walk_graph)):  # the torch steps' hash set
                 walk_graph.with_edge_set()
         dgl_graph = walk_graph.to("cpu").to_dgl() if o.backend == "dgl" else None
         return WalkData(graph=walk_graph, device=torch.device(device), dgl_graph=dgl_graph)
@@ -118,7 +121,7 @@ class WalkSampler(Sampler):
         p, q = self._pq()
         if o.backend == "dgl":
             return self._dgl_walks(graph, seeds, p, q, generator)
-        with intra_op_threads(o.threads):
+        with intra_op_threads(o.threads), native.threads(o.threads or native.current_threads()):
             return random_walks(graph.graph, seeds.to(graph.device), o.walk_length, p=p, q=q,
                                 generator=generator)
 

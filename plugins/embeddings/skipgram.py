@@ -16,6 +16,7 @@ from graphflow.components import Task
 from graphflow.context import RunContext
 from graphflow.errors import ConfigError
 from graphflow.options import option
+from graphflow.sampling import native
 from graphflow.sampling.sampler import intra_op_threads
 from graphflow.embeddings.evaluation import EvalOptions, evaluate_embeddings
 from graphflow.train import checkpoint as ckpt
@@ -244,7 +245,8 @@ class SkipGramTask(Task):
                                           total=len(batches) - run.batch):
                         run.batch, run.rng = b, gen.get_state()  # what a resume redoes
                         t0 = time.perf_counter()
-                        walks = sampler.sample(walks_data, batches[b], generator=gen)  # (B, L+1)
+                        with native.threads(workers * threads):  # the stage's cores
+                            walks = sampler.sample(walks_data, batches[b], generator=gen)
                         _sync(device)
                         t1 = time.perf_counter()
                         run.walk_seconds += t1 - t0

@@ -1,4 +1,5 @@
-"""Random walks: edges only, the (p, q) law by chi-square, weights, dead ends, seeds, DGL parity."""
+"""Random walks, compiled and torch paths: edges only, the (p, q) law by chi-square, weights,
+dead ends, seeds, threads, DGL parity."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ from scipy import stats
 
 from graphflow.compat.dgl import dgl
 from graphflow.io.synthetic import rmat, sbm
+from graphflow.sampling import native
 from graphflow.walks.csr import from_edges
 from graphflow.walks.node2vec import PAD, first_order_step, random_walks, second_order_step
 
 ALPHA = 1e-3  # chi-square tests fail below this p-value (fixed seeds: deterministic)
+PATHS = pytest.mark.parametrize("compiled", [True, False], ids=["compiled", "torch"])
 
 
 def chisq(observed, expected):
@@ -69,10 +72,12 @@ def assert_walks_follow_edges(graph, walks):
 
 
 @pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0), (4.0, 0.25), (2.0, 0.5)])
-def test_walks_only_follow_edges_on_a_power_law_graph(p, q):
+@PATHS
+def test_walks_only_follow_edges_on_a_power_law_graph(p, q, compiled):
     g = rmat(500, 3000, seed=1)  # duplicates, self-loops, hubs, dead ends (directed)
     graph = from_edges(g.src, g.dst, g.num_nodes)
-    walks = random_walks(graph, torch.arange(500), 20, p=p, q=q, generator=gen())
+    walks = random_walks(graph, torch.arange(500), 20, p=p, q=q, generator=gen(),
+                         compiled=compiled)
     assert walks.shape == (500, 21) and walks.dtype == torch.int64
     assert torch.equal(walks[:, 0], torch.arange(500))
     assert_walks_follow_edges(graph, walks)
@@ -108,10 +113,11 @@ def test_cuda_second_step_matches_the_formula(p, q):
     assert chisq(observed[support], expected[support]) > ALPHA
 
 
-def test_full_walks_follow_the_formula_at_the_second_step():
+@PATHS
+def test_full_walks_follow_the_formula_at_the_second_step(compiled):
     graph = kite()
     starts = torch.zeros(120_000, dtype=torch.int64)  # 0 -> {1, 2, 3} uniformly first
-    walks = random_walks(graph, starts, 2, p=0.5, q=2.0, generator=gen(4))
+    walks = random_walks(graph, starts, 2, p=0.5, q=2.0, generator=gen(4), compiled=compiled)
     via1 = walks[walks[:, 1] == 1]  # condition on the first step 0 -> 1
     observed = torch.bincount(via1[:, 2], minlength=7).double()
     expected = node2vec_law(0.5, 2.0) * len(via1)
@@ -173,39 +179,45 @@ def test_directed_graph_without_a_way_back_never_returns():
     assert set(nxt.unique().tolist()) == {2, 3}
 
 
-def test_dead_ends_and_isolated_nodes_pad_with_minus_one():
+@PATHS
+def test_dead_ends_and_isolated_nodes_pad_with_minus_one(compiled):
     # 0 -> 1 -> 2 (2 has no out-edges); 3 is isolated; 4 <-> 5 cycle.
     src = torch.tensor([0, 1, 4, 5])
     dst = torch.tensor([1, 2, 5, 4])
     graph = from_edges(src, dst, 6)
     for p, q in [(1.0, 1.0), (0.5, 2.0)]:
-        walks = random_walks(graph, torch.tensor([0, 3, 4, 2]), 5, p=p, q=q, generator=gen())
+        walks = random_walks(graph, torch.tensor([0, 3, 4, 2]), 5, p=p, q=q, generator=gen(),
+                             compiled=compiled)
         assert walks[0].tolist() == [0, 1, 2, -1, -1, -1]
         assert walks[1].tolist() == [3, -1, -1, -1, -1, -1]
         assert walks[2].tolist() == [4, 5, 4, 5, 4, 5]
         assert walks[3].tolist() == [2, -1, -1, -1, -1, -1]
 
 
-def test_zero_weight_row_is_a_dead_end():
+@PATHS
+def test_zero_weight_row_is_a_dead_end(compiled):
     graph = from_edges(torch.tensor([0, 1]), torch.tensor([1, 0]), 2, torch.tensor([1.0, 0.0]))
-    walks = random_walks(graph, torch.tensor([0, 1]), 3, generator=gen())
+    walks = random_walks(graph, torch.tensor([0, 1]), 3, generator=gen(), compiled=compiled)
     assert walks.tolist() == [[0, 1, -1, -1], [1, -1, -1, -1]]
 
 
-def test_graph_without_edges():
+@PATHS
+def test_graph_without_edges(compiled):
     graph = from_edges(torch.zeros(0, dtype=torch.int64), torch.zeros(0, dtype=torch.int64), 3)
-    walks = random_walks(graph, torch.arange(3), 4, p=0.5, q=2.0, generator=gen())
+    walks = random_walks(graph, torch.arange(3), 4, p=0.5, q=2.0, generator=gen(),
+                         compiled=compiled)
     assert walks[:, 0].tolist() == [0, 1, 2] and bool((walks[:, 1:] == -1).all())
 
 
 @pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0)])
-def test_same_seed_same_walks_other_seed_other_walks(p, q):
+@PATHS
+def test_same_seed_same_walks_other_seed_other_walks(p, q, compiled):
     g = sbm(300, 3, 0, p_in=0.05, p_out=0.005, seed=0)
     graph = from_edges(g.src, g.dst, g.num_nodes)
     starts = torch.arange(300).repeat(3)
-    a = random_walks(graph, starts, 15, p=p, q=q, generator=gen(11))
-    b = random_walks(graph, starts, 15, p=p, q=q, generator=gen(11))
-    c = random_walks(graph, starts, 15, p=p, q=q, generator=gen(12))
+    a = random_walks(graph, starts, 15, p=p, q=q, generator=gen(11), compiled=compiled)
+    b = random_walks(graph, starts, 15, p=p, q=q, generator=gen(11), compiled=compiled)
+    c = random_walks(graph, starts, 15, p=p, q=q, generator=gen(12), compiled=compiled)
     assert torch.equal(a, b)
     assert not torch.equal(a, c)
 
@@ -216,14 +228,15 @@ def test_bad_p_q_raise():
 
 
 @pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0)])
-def test_first_two_steps_match_dgl_in_distribution(p, q):
+@PATHS
+def test_first_two_steps_match_dgl_in_distribution(p, q, compiled):
     graph = kite()
     src, dst, _ = graph.edge_list()
     g = dgl.graph((src, dst), num_nodes=7)
     starts = torch.zeros(30_000, dtype=torch.int64)
     dgl.seed(0)
     theirs = dgl.sampling.node2vec_random_walk(g, starts, p, q, 2)
-    ours = random_walks(graph, starts, 2, p=p, q=q, generator=gen(8))
+    ours = random_walks(graph, starts, 2, p=p, q=q, generator=gen(8), compiled=compiled)
     for step in (1, 2):
         if step == 2:  # condition on the first step 0 -> 1
             a, b = ours[ours[:, 1] == 1, 2], theirs[theirs[:, 1] == 1, 2]
@@ -232,3 +245,73 @@ def test_first_two_steps_match_dgl_in_distribution(p, q):
         table = torch.stack([torch.bincount(a, minlength=7), torch.bincount(b, minlength=7)])
         table = table[:, table.sum(0) > 0]
         assert stats.chi2_contingency(table.numpy()).pvalue > ALPHA
+
+
+# ------------------------------------------------------------------- the compiled walks' law
+
+
+def compiled_second_steps(graph, p, q, n, seed):
+    """Second nodes of ``n`` compiled two-step walks from node 0 that went 0 -> 1 first."""
+    walks = random_walks(graph, torch.zeros(n, dtype=torch.int64), 2, p=p, q=q,
+                         generator=gen(seed), compiled=True)
+    return walks[walks[:, 1] == 1, 2]
+
+
+@pytest.mark.parametrize("p,q", [(0.25, 4.0), (4.0, 0.25), (2.0, 0.5), (0.5, 2.0), (1.0, 3.0)])
+def test_compiled_second_step_matches_the_node2vec_formula(p, q):
+    nxt = compiled_second_steps(kite(), p, q, 150_000, 3)
+    observed = torch.bincount(nxt, minlength=7).double()
+    expected = node2vec_law(p, q)
+    support = expected > 0
+    assert observed[~support].sum() == 0
+    assert chisq(observed[support], expected[support]) > ALPHA
+
+
+@pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0), (3.0, 0.5)])
+def test_compiled_weighted_second_step_is_alpha_times_weight(p, q):
+    w = {0: 2.0, 2: 0.5, 3: 3.0, 4: 1.0, 5: 4.0}
+    weights = torch.tensor([w[0], w[2], w[3], w[4], w[5], 1.0, 1.0, 1.0, 1.0])
+    nxt = compiled_second_steps(kite(weights), p, q, 120_000, 5)
+    observed = torch.bincount(nxt, minlength=7).double()
+    expected = node2vec_law(p, q, w)
+    support = expected > 0
+    assert observed[~support].sum() == 0
+    assert chisq(observed[support], expected[support]) > ALPHA
+
+
+def test_compiled_weighted_first_step_is_weight_proportional_and_skips_zero_weights():
+    src = torch.tensor([0, 0, 0, 0, 1, 2, 3, 4])
+    dst = torch.tensor([1, 2, 3, 4, 0, 0, 0, 0])
+    w = torch.tensor([1.0, 0.0, 2.0, 5.0, 1.0, 1.0, 1.0, 1.0])
+    walks = random_walks(from_edges(src, dst, 5, w), torch.zeros(80_000, dtype=torch.int64), 1,
+                         generator=gen(6), compiled=True)
+    observed = torch.bincount(walks[:, 1], minlength=5).double()
+    assert observed[2] == 0  # zero weight: never taken
+    expected = torch.tensor([1.0, 2.0, 5.0]) / 8 * 80_000
+    assert chisq(observed[[1, 3, 4]], expected) > ALPHA
+
+
+def test_compiled_parallel_edges_count_in_the_return_probability():
+    graph = from_edges(torch.tensor([0, 1, 1, 1, 2]), torch.tensor([1, 0, 0, 2, 1]), 3)
+    nxt = compiled_second_steps(graph, 0.25, 1.0, 50_000, 7)
+    observed = torch.bincount(nxt, minlength=3).double()
+    assert observed[1] == 0
+    assert chisq(observed[[0, 2]], torch.tensor([2 * 4.0, 1.0])) > ALPHA  # two returns at 1/p
+
+
+def test_compiled_directed_graph_without_a_way_back_never_returns():
+    graph = from_edges(torch.tensor([0, 1, 1, 2, 3]), torch.tensor([1, 2, 3, 1, 1]), 4)
+    assert set(compiled_second_steps(graph, 0.1, 1.0, 20_000, 0).unique().tolist()) == {2, 3}
+
+
+@pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0)])
+def test_compiled_walks_are_the_same_on_any_number_of_threads(p, q):
+    g = sbm(3000, 3, 0, p_in=0.01, p_out=0.001, seed=0)  # 9000 walkers: the parallel kernel
+    graph = from_edges(g.src, g.dst, g.num_nodes)
+    starts = torch.arange(3000).repeat(3)
+    with native.threads(1):
+        one = random_walks(graph, starts, 10, p=p, q=q, generator=gen(2))
+    with native.threads(2):
+        two = random_walks(graph, starts, 10, p=p, q=q, generator=gen(2))
+    assert torch.equal(one, two)
+    assert_walks_follow_edges(graph, two)

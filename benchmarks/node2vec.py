@@ -5,11 +5,13 @@ Everything runs in one process, peers side by side on the same data.
 (a) **Walks.** An R-MAT graph (``graphflow.io.synthetic.rmat``: power-law degrees, hubs, duplicate
     edges), made undirected: 1M nodes and 10M directed edges (``--quick``: 100k / 1M). The same
     start nodes (``--walk-seeds`` random nodes with edges) walk 80 steps with p = 0.25, q = 4
-    through graphflow's ``random_walks`` (one thread, as the ``node2vec`` sampler runs) and
-    DGL's ``dgl.sampling.node2vec_random_walk`` (C++). Figure: walk steps per second (taken
-    steps, padding excluded); ``walk_ratio`` = graphflow / DGL. The uniform path (p = q = 1)
-    against ``dgl.sampling.random_walk`` is reported too, and graphflow's one-off preparation
-    (CSR and edge hash set) separately.
+    through graphflow's ``random_walks`` (on the CPU its compiled walks, on the core budget's
+    threads as the ``node2vec`` sampler runs them; their one-off compilation warmed up first,
+    not counted) and DGL's ``dgl.sampling.node2vec_random_walk`` (C++, OpenMP on the same
+    threads). Figure: walk steps per second (taken steps, padding excluded); ``walk_ratio`` =
+    graphflow / DGL. The uniform path (p = q = 1) against ``dgl.sampling.random_walk`` is
+    reported too, and graphflow's one-off preparation (the CSR; the edge hash set too off the
+    CPU) separately.
 
 (b) **End to end**, two graphs:
 
@@ -23,8 +25,9 @@ Everything runs in one process, peers side by side on the same data.
     10 walks of 80 steps per node (p = 0.25, q = 4), window 10, 128 dimensions, 5 negatives,
     one epoch, no subsampling. Three pipelines, each on its own walks:
 
-    * **graphflow**: ``random_walks`` (one thread, as the ``node2vec`` sampler) + its blocked
-      skip-gram on the core policy's Hogwild workers (``graphflow.runtime.cores``: one per core);
+    * **graphflow**: ``random_walks`` (on the core budget's threads, as the ``node2vec``
+      sampler in the ``skipgram`` task) + its blocked skip-gram on the core policy's Hogwild
+      workers (``graphflow.runtime.cores``: one per core);
     * **DGL + gensim**: ``dgl.sampling.node2vec_random_walk`` + ``Word2Vec(sg=1, negative=5,
       workers=cores, min_count=1, sample=0)``;
     * **PecanPy + gensim**: ``pecanpy.PreComp(p, q, workers=cores)`` (numba, every core;
@@ -110,6 +113,8 @@ from graphflow.sampling.sampler import intra_op_threads  # noqa: E402
 from graphflow.walks.csr import from_edges  # noqa: E402
 from graphflow.embeddings.evaluation import classify, random_split  # noqa: E402
 from graphflow.walks.node2vec import random_walks  # noqa: E402
+from graphflow.walks import native as walks_native  # noqa: E402
+from graphflow.sampling import native  # noqa: E402
 from graphflow.embeddings.skipgram import (  # noqa: E402
     SkipGram, SkipGramSettings, default_step_walks, hogwild_split)
 from graphflow_plugins.embeddings.skipgram import SkipGramOptions  # noqa: E402
@@ -139,7 +144,9 @@ def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed
     gen_s = time.perf_counter() - t0
     with intra_op_threads(1):
         t0 = time.perf_counter()
-        graph = from_edges(src, dst, nodes).to(device).with_edge_set()
+        graph = from_edges(src, dst, nodes).to(device)
+        if not walks_native.supports(graph):
+            graph.with_edge_set()  # what the torch steps query
         sync(device)
         prepare_s = time.perf_counter() - t0
     dgl_graph = dgl.graph((src, dst), num_nodes=nodes)
@@ -152,7 +159,7 @@ def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed
                              "walk_seeds": int(seeds.numel()), "generate_s": round(gen_s, 2),
                              "prepare_s": round(prepare_s, 2)}
     for name, p, q in (("biased", P, Q), ("uniform", 1.0, 1.0)):
-        with intra_op_threads(1):
+        with intra_op_threads(1), native.threads(torch.get_num_threads()):
             t0 = time.perf_counter()
             walks = random_walks(graph, seeds.to(device), STEPS, p=p, q=q, generator=gen)
             sync(device)
@@ -320,6 +327,20 @@ def pecanpy_walks(src: torch.Tensor, dst: torch.Tensor, nodes: int, workers: int
     return walks, time.perf_counter() - t0
 
 
+def warm_walks() -> float:
+    """Compile (or load from Numba's cache) graphflow's walk kernels, serial and parallel,
+    on a small graph; the seconds that took."""
+    ring = torch.arange(4096)
+    graph = from_edges(torch.cat([ring, (ring + 1) % 4096]),
+                       torch.cat([(ring + 1) % 4096, ring]), 4096)
+    t0 = time.perf_counter()
+    for threads in (1, 2):
+        with native.threads(threads):
+            for p, q in ((1.0, 1.0), (P, Q)):
+                random_walks(graph, ring, 4, p=p, q=q, generator=torch.Generator())
+    return time.perf_counter() - t0
+
+
 def warm_pecanpy(workers: int) -> float:
     """Compile PecanPy's numba kernels on a tiny graph; the seconds that took."""
     ring = torch.arange(20)
@@ -358,8 +379,8 @@ def bench_end_to_end(case: str, quick: bool, device: torch.device, cores_: int,
           f"workers x {threads} threads ({plan.source}), peers: {cores_} workers",
           flush=True)
 
-    # graphflow: walks + skip-gram
-    with intra_op_threads(1):
+    # graphflow: walks (on the core budget, as the sampler in the skipgram task) + skip-gram
+    with intra_op_threads(1), native.threads(cores_):
         t0 = time.perf_counter()
         walks = torch.cat([random_walks(graph, b, STEPS, p=P, q=Q, generator=gen)
                            for b in starts.split(100_000)])
@@ -492,7 +513,7 @@ def graphflow_end_to_end(graph: object, nodes: int, device: torch.device, worker
     gen = torch.Generator(device=device).manual_seed(seed)
     starts = torch.arange(nodes, device=device).repeat(WALKS_PER_NODE)
     starts = starts[torch.randperm(starts.numel(), generator=gen, device=device)]
-    with intra_op_threads(1):
+    with intra_op_threads(1), native.threads(workers):  # the stage's cores, as the sampler
         t0 = time.perf_counter()
         walks = torch.cat([random_walks(graph, b, STEPS, p=P, q=Q, generator=gen)
                            for b in starts.split(100_000)])
@@ -632,6 +653,7 @@ def main() -> None:
     device = torch.device(args.device)
     figures: dict[str, object] = {"device": str(device), "threads": torch.get_num_threads(),
                                   "allocator": malloc, "quick": args.quick}
+    figures["walk_jit_s"] = round(warm_walks(), 2)
     if not args.skip_walks:
         figures.update(bench_walks(
             args.walk_nodes or (100_000 if args.quick else 1_000_000),

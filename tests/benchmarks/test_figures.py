@@ -101,7 +101,7 @@ def test_kge_records_give_each_sides_epochs_ratio_and_last_mrr(tmp_path):
         "| 2.73x (2.50-3.00, n=2) | 0.4100 / 0.3900 |" in row
 
 
-def test_node2vec_records_give_a_row_per_case_peer_and_worker_count(tmp_path):
+def _node2vec_result() -> dict:
     result = {"social_nodes": 10312, "sbm_nodes": 20000, "sbm_train_workers": 2, "sbm_ratio": 2.0,
               "sbm_graphflow_walk_s": 2.0, "sbm_graphflow_train_s_runs": [8.0, 10.0],
               "sbm_graphflow_macro_f1_runs": [0.78, 0.79]}
@@ -115,7 +115,11 @@ def test_node2vec_records_give_a_row_per_case_peer_and_worker_count(tmp_path):
         result[f"social_w{w}_ratio_spread"] = records.ratio_spread(theirs, ours)
         result[f"social_w{w}_graphflow_macro_f1_runs"] = [0.30, 0.29, 0.31]
         result[f"social_w{w}_pecanpy_gensim_macro_f1_runs"] = [0.28, 0.29, 0.285]
-    records.write("node2vec", result, load_before=0.1, folder=tmp_path,
+    return result
+
+
+def test_node2vec_records_give_a_row_per_case_peer_and_worker_count(tmp_path):
+    records.write("node2vec", _node2vec_result(), load_before=0.1, folder=tmp_path,
                   argv=[str(ROOT / "benchmarks" / "node2vec.py")])
     rows = figures.render("node2vec", tmp_path).splitlines()[2:]
     assert len(rows) == 4
@@ -128,7 +132,7 @@ def test_node2vec_records_give_a_row_per_case_peer_and_worker_count(tmp_path):
         "3.00x (3.00-3.00, n=3) |" in rows[3]
 
 
-def test_gcn_records_give_both_inputs_and_their_ratios(tmp_path):
+def _gcn_record(folder: Path) -> None:
     ours, dense, dgl = [1.0, 1.2, 1.1], [2.0, 2.0, 2.0], [4.0, 4.4, 4.2]
     cora = {"graph": "cora", "nodes": 2708, "edges": 13264, "peer": "dgl",
             "inputs": {"graphflow": "sparse", "graphflow_dense": "dense", "dgl": "dense"},
@@ -136,22 +140,98 @@ def test_gcn_records_give_both_inputs_and_their_ratios(tmp_path):
                           "dgl": records.spread(dgl)},
             "ratios": {"dgl/graphflow": records.ratio_spread(dgl, ours),
                        "dgl/graphflow_dense": records.ratio_spread(dgl, dense)}}
-    records.write("gcn", {"threads": 2, "results": [cora]}, load_before=0.1, folder=tmp_path,
+    records.write("gcn", {"threads": 2, "results": [cora]}, load_before=0.1, folder=folder,
                   argv=[str(ROOT / "benchmarks" / "gcn.py"), "--quick"])
+
+
+def test_gcn_records_give_both_inputs_and_their_ratios(tmp_path):
+    _gcn_record(tmp_path)
     row = figures.render("gcn", tmp_path).splitlines()[2]
     assert "| cora (2,708 nodes, 13,264 edges) | 2 | 1.10 (1.00-1.20, n=3) (sparse) | " \
         "2.00 (2.00-2.00, n=3) | dgl | 4.20 (4.00-4.40, n=3) | 3.82x (3.67-4.00, n=3) | " \
         "2.10x (2.00-2.20, n=3) |" in row
 
 
-def test_molecules_records_give_epochs_ratio_and_roc_auc(tmp_path):
+def _molecules_record(folder: Path) -> None:
     ours, peer = [5.0, 6.0], [7.0, 7.0]
     result = {"data": "/x/bbbp.csv", "molecules": 2039, "epochs": 2, "threads": 1,
               "epoch_s": {"graphflow": records.spread(ours), "peer": records.spread(peer)},
               "ratio": records.ratio_spread(peer, ours),
               "test_rocauc": {"graphflow": 0.7, "peer": 0.69}}
-    records.write("molecules", result, load_before=0.1, folder=tmp_path,
+    records.write("molecules", result, load_before=0.1, folder=folder,
                   argv=[str(ROOT / "benchmarks" / "molecules.py")])
+
+
+def test_molecules_records_give_epochs_ratio_and_roc_auc(tmp_path):
+    _molecules_record(tmp_path)
     row = figures.render("molecules", tmp_path).splitlines()[2]
     assert "| bbbp.csv, 2,039, 2, 1 | 5.50 s (5.00-6.00, n=2) | 7.00 s (7.00-7.00, n=2) | " \
         "1.27x (1.17-1.40, n=2) | 0.700 / 0.690 |" in row
+
+
+CPU = {"model_name": "Test CPU", "vendor": "GenuineIntel", "family": 6, "model": 1,
+       "isa": ["avx2", "avx512f"], "cores": 2}
+AVX2 = {"ONEDNN_MAX_CPU_ISA": "AVX2", "ATEN_CPU_CAPABILITY": "avx2",
+        "MKL_ENABLE_INSTRUCTIONS": "AVX2"}
+
+
+def _sampling_record(folder: Path, stamp: str, ours: list[float], theirs: list[float],
+                     caps: dict | None = None, precision: str = "fp32") -> None:
+    result = {"threads": 2, "nodes": 200_000, "edges": 4_000_000, "train_batches": 196,
+              "precision": {"graphflow": precision, "dgl": "fp32"},
+              "graphflow_epoch_spread": records.spread(ours),
+              "dgl_epoch_spread": records.spread(theirs),
+              "train_speedup_spread": records.ratio_spread(theirs, ours),
+              "machine": {"cpu": CPU, "caps": {"torch_threads": 2, **(caps or {})}}}
+    path = records.write("sampling", result, load_before=0.1, folder=folder,
+                         argv=[str(ROOT / "benchmarks" / "sampling.py"), "--quick"])
+    path.rename(path.with_name(f"{stamp}-{path.name.split('-', 1)[1]}"))  # the order written
+
+
+def test_the_headline_table_has_a_row_per_benchmark_from_its_newest_records(tmp_path):
+    _gcn_record(tmp_path)
+    _sampling_record(tmp_path, "20260101T000000Z", [20.0, 20.0], [20.0, 20.0])  # superseded
+    _sampling_record(tmp_path, "20260102T000000Z", [10.0, 12.0], [15.0, 20.0])
+    _sampling_record(tmp_path, "20260103T000000Z", [10.0, 10.0], [12.0, 13.0], caps=AVX2)
+    _sampling_record(tmp_path, "20260104T000000Z", [30.0, 30.0], [15.0, 15.0],
+                     precision="bf16-mixed")  # not the same arithmetic: full table only
+    node2vec = {**_node2vec_result(), "sbm_dgl_gensim_walk_s": 2.0}  # DGL the faster on sbm
+    records.write("node2vec", node2vec, load_before=0.1, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "node2vec.py"), "--record"])
+    _molecules_record(tmp_path)
+    table = figures.render("headline", tmp_path).splitlines()
+    assert table[0].startswith("| workload | graphflow against its peer: median (range, n) | CPU |")
+    rows = {row.split(" | ")[0].lstrip("| "): row for row in table[2:]}
+    assert len(rows) == 4  # gcn, sampling, node2vec, molecules; no linkpred, GIN or kge records
+    gcn = rows["full-batch GCN, an epoch, against DGL `GraphConv`"]
+    assert "| cora (2,708 nodes): 3.82x (3.67-4.00, n=3), 2.10x (2.00-2.20, n=3) with graphflow " \
+        "on the peer's dense input |" in gcn
+    assert gcn.endswith("| `python benchmarks/gcn.py --quick` | [docs/sparse.md](docs/sparse.md) |")
+    sage = next(row for name, row in rows.items() if name.startswith("sampled GraphSAGE"))
+    assert "| 200k nodes, 4M edges, 2 threads, fp32: 1.59x (1.50-1.67, n=2); the same with the " \
+        "AVX2 caps: 1.25x (1.20-1.30, n=2) |" in sage
+    assert "Test CPU (family 6 model 1), 2 cores, AVX-512 |" in sage and "; caps" not in sage
+    assert "| `python benchmarks/sampling.py --quick`; `ONEDNN_MAX_CPU_ISA=AVX2 " \
+        "ATEN_CPU_CAPABILITY=avx2 MKL_ENABLE_INSTRUCTIONS=AVX2 python benchmarks/sampling.py " \
+        "--quick` | [docs/sampling.md](docs/sampling.md) |" in sage
+    # each case against its faster peer, named in the case where they differ
+    assert "| sbm (20k nodes, 2 workers) against DGL + gensim: 3.45x (3.17-3.80, n=2), macro-F1 " \
+        "0.785 vs 0.775; social (10.3k nodes, 1 worker) against PecanPy + gensim: 2.38x " \
+        "(2.14-2.50, n=3), macro-F1 0.300 vs 0.285; social (10.3k nodes, 2 workers) against " \
+        "PecanPy + gensim: 3.00x (3.00-3.00, n=3), macro-F1 0.300 vs 0.285 |" \
+        in rows["Node2Vec, walks + skip-gram end to end"]
+    assert "| BBBP, 2,039 molecules, 1 thread: 1.27x (1.17-1.40, n=2), test ROC-AUC 0.700 vs " \
+        "0.690 |" in rows["OGB's molecule GIN, an epoch, against OGB's example code on DGL"]
+    assert figures.regenerate("<!-- figures: headline -->\nold\n<!-- /figures -->",
+                              tmp_path).splitlines()[1:-1] == table
+
+
+def test_the_headline_table_needs_a_record(tmp_path):
+    with pytest.raises(LookupError, match="no records of any headline benchmark"):
+        figures.render("headline", tmp_path)
+
+
+def test_each_headline_row_links_the_page_with_its_benchmarks_full_table():
+    for name, _, _, page in figures.HEADLINE:
+        assert f"<!-- figures: {name} -->" in (ROOT / page).read_text(encoding="utf-8"), page
+

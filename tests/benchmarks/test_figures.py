@@ -253,14 +253,6 @@ ALLOWED = {
 }
 """(page, exact phrase): why a ratio in that phrase is no measured figure."""
 
-PENDING = {
-    ("docs/graph_classification.md", "1.87-2.03 ms (6.9-7.2x)"),
-    ("docs/graph_classification.md", "(about 1.2x)"),
-    ("docs/graph_classification.md", "ran 2.6x slower"),
-}
-"""Unrecorded figures of a page being rewritten in another change; they go with that rewrite
-(and their entries here with them)."""
-
 
 def typed_ratios(text: str, allowed: list[str] = ()) -> list[tuple[int, str]]:
     """(line, ratio) of every ratio outside the generated blocks and the allowed phrases."""
@@ -283,7 +275,7 @@ def test_no_speed_ratio_is_typed_outside_a_generated_block():
     found = []
     for page in figures.pages(ROOT):
         name = page.relative_to(ROOT).as_posix()
-        allowed = [phrase for p, phrase in [*ALLOWED, *PENDING] if p == name]
+        allowed = [phrase for p, phrase in ALLOWED if p == name]
         found += [f"{name}:{line}: {ratio}" for line, ratio in
                   typed_ratios(page.read_text(encoding="utf-8"), allowed)]
     assert not found, ("speed ratios typed by hand: record the run (--record) and put the figure "
@@ -292,6 +284,6 @@ def test_no_speed_ratio_is_typed_outside_a_generated_block():
 
 
 def test_every_allowed_phrase_is_still_on_its_page():
-    for page, phrase in [*ALLOWED, *PENDING]:
+    for page, phrase in ALLOWED:
         assert phrase in (ROOT / page).read_text(encoding="utf-8"), \
-            f"{page} no longer says {phrase!r}: drop it from ALLOWED / PENDING"
+            f"{page} no longer says {phrase!r}: drop it from ALLOWED"

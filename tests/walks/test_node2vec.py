@@ -54,6 +54,17 @@ def node2vec_law(p, q, weights=None):
     return mass / mass.sum()
 
 
+def second_steps(graph, p, q, n, seed, compiled):
+    """Next nodes from node 1 having come from node 0: ``n`` torch steps of walkers at 1, or
+    the third nodes of ``n`` compiled two-step walks from 0 that went to 1 first."""
+    if compiled:
+        walks = random_walks(graph, torch.zeros(n, dtype=torch.int64), 2, p=p, q=q,
+                             generator=gen(seed), compiled=True)
+        return walks[walks[:, 1] == 1, 2]
+    return second_order_step(graph.with_edge_set(), torch.zeros(n, dtype=torch.int64),
+                             torch.ones(n, dtype=torch.int64), p, q, gen(seed))
+
+
 def edge_keys(graph):
     src, dst, _ = graph.edge_list()
     return src * graph.num_nodes + dst
@@ -127,55 +138,52 @@ def test_full_walks_follow_the_formula_at_the_second_step(compiled):
     assert chisq(first, torch.ones(3)) > ALPHA
 
 
+@PATHS
 @pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0), (3.0, 0.5)])
-def test_weighted_second_step_is_alpha_times_weight(p, q):
+def test_weighted_second_step_is_alpha_times_weight(p, q, compiled):
     # Edge weights of node 1's edges to 0, 2, 3, 4, 5 (same weight both directions).
     w = {0: 2.0, 2: 0.5, 3: 3.0, 4: 1.0, 5: 4.0}
     weights = torch.tensor([w[0], w[2], w[3], w[4], w[5], 1.0, 1.0, 1.0, 1.0])
-    graph = kite(weights).with_edge_set()
-    n = 60_000
-    nxt = second_order_step(graph, torch.zeros(n, dtype=torch.int64),
-                            torch.ones(n, dtype=torch.int64), p, q, gen(5))
+    nxt = second_steps(kite(weights), p, q, 120_000 if compiled else 60_000, 5, compiled)
     observed = torch.bincount(nxt, minlength=7).double()
-    expected = node2vec_law(p, q, w) * n
+    expected = node2vec_law(p, q, w)
     support = expected > 0
     assert observed[~support].sum() == 0
     assert chisq(observed[support], expected[support]) > ALPHA
 
 
-def test_weighted_first_step_is_weight_proportional_and_skips_zero_weights():
+@PATHS
+def test_weighted_first_step_is_weight_proportional_and_skips_zero_weights(compiled):
     src = torch.tensor([0, 0, 0, 0, 1, 2, 3, 4])
     dst = torch.tensor([1, 2, 3, 4, 0, 0, 0, 0])
     w = torch.tensor([1.0, 0.0, 2.0, 5.0, 1.0, 1.0, 1.0, 1.0])
     graph = from_edges(src, dst, 5, w)
-    nxt = first_order_step(graph, torch.zeros(80_000, dtype=torch.int64), gen(6))
+    starts = torch.zeros(80_000, dtype=torch.int64)
+    nxt = random_walks(graph, starts, 1, generator=gen(6), compiled=True)[:, 1] if compiled \
+        else first_order_step(graph, starts, gen(6))
     observed = torch.bincount(nxt, minlength=5).double()
     assert observed[2] == 0  # zero weight: never taken
     expected = torch.tensor([1.0, 2.0, 5.0]) / 8 * 80_000
     assert chisq(observed[[1, 3, 4]], expected) > ALPHA
 
 
-def test_parallel_edges_count_in_the_return_probability():
+@PATHS
+def test_parallel_edges_count_in_the_return_probability(compiled):
     # 1 -> 0 twice: with p = 0.25 the return edge is the outlier; its area must double.
     src = torch.tensor([0, 1, 1, 1, 2])
     dst = torch.tensor([1, 0, 0, 2, 1])
-    graph = from_edges(src, dst, 3).with_edge_set()
-    n = 50_000
-    nxt = second_order_step(graph, torch.zeros(n, dtype=torch.int64),
-                            torch.ones(n, dtype=torch.int64), 0.25, 1.0, gen(7))
+    nxt = second_steps(from_edges(src, dst, 3), 0.25, 1.0, 50_000, 7, compiled)
     observed = torch.bincount(nxt, minlength=3).double()
     expected = torch.tensor([2 * 4.0, 0.0, 1.0])  # two return edges at 1/p = 4, node 2 at 1/q
-    expected = expected / expected.sum() * n
     assert observed[1] == 0
     assert chisq(observed[[0, 2]], expected[[0, 2]]) > ALPHA
 
 
-def test_directed_graph_without_a_way_back_never_returns():
+@PATHS
+def test_directed_graph_without_a_way_back_never_returns(compiled):
     src = torch.tensor([0, 1, 1, 2, 3])
     dst = torch.tensor([1, 2, 3, 1, 1])
-    graph = from_edges(src, dst, 4).with_edge_set()
-    nxt = second_order_step(graph, torch.zeros(20_000, dtype=torch.int64),
-                            torch.ones(20_000, dtype=torch.int64), 0.1, 1.0, gen())
+    nxt = second_steps(from_edges(src, dst, 4), 0.1, 1.0, 20_000, 0, compiled)
     assert set(nxt.unique().tolist()) == {2, 3}
 
 
@@ -247,63 +255,6 @@ def test_first_two_steps_match_dgl_in_distribution(p, q, compiled):
         assert stats.chi2_contingency(table.numpy()).pvalue > ALPHA
 
 
-# ------------------------------------------------------------------- the compiled walks' law
-
-
-def compiled_second_steps(graph, p, q, n, seed):
-    """Second nodes of ``n`` compiled two-step walks from node 0 that went 0 -> 1 first."""
-    walks = random_walks(graph, torch.zeros(n, dtype=torch.int64), 2, p=p, q=q,
-                         generator=gen(seed), compiled=True)
-    return walks[walks[:, 1] == 1, 2]
-
-
-@pytest.mark.parametrize("p,q", [(0.25, 4.0), (4.0, 0.25), (2.0, 0.5), (0.5, 2.0), (1.0, 3.0)])
-def test_compiled_second_step_matches_the_node2vec_formula(p, q):
-    nxt = compiled_second_steps(kite(), p, q, 150_000, 3)
-    observed = torch.bincount(nxt, minlength=7).double()
-    expected = node2vec_law(p, q)
-    support = expected > 0
-    assert observed[~support].sum() == 0
-    assert chisq(observed[support], expected[support]) > ALPHA
-
-
-@pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0), (3.0, 0.5)])
-def test_compiled_weighted_second_step_is_alpha_times_weight(p, q):
-    w = {0: 2.0, 2: 0.5, 3: 3.0, 4: 1.0, 5: 4.0}
-    weights = torch.tensor([w[0], w[2], w[3], w[4], w[5], 1.0, 1.0, 1.0, 1.0])
-    nxt = compiled_second_steps(kite(weights), p, q, 120_000, 5)
-    observed = torch.bincount(nxt, minlength=7).double()
-    expected = node2vec_law(p, q, w)
-    support = expected > 0
-    assert observed[~support].sum() == 0
-    assert chisq(observed[support], expected[support]) > ALPHA
-
-
-def test_compiled_weighted_first_step_is_weight_proportional_and_skips_zero_weights():
-    src = torch.tensor([0, 0, 0, 0, 1, 2, 3, 4])
-    dst = torch.tensor([1, 2, 3, 4, 0, 0, 0, 0])
-    w = torch.tensor([1.0, 0.0, 2.0, 5.0, 1.0, 1.0, 1.0, 1.0])
-    walks = random_walks(from_edges(src, dst, 5, w), torch.zeros(80_000, dtype=torch.int64), 1,
-                         generator=gen(6), compiled=True)
-    observed = torch.bincount(walks[:, 1], minlength=5).double()
-    assert observed[2] == 0  # zero weight: never taken
-    expected = torch.tensor([1.0, 2.0, 5.0]) / 8 * 80_000
-    assert chisq(observed[[1, 3, 4]], expected) > ALPHA
-
-
-def test_compiled_parallel_edges_count_in_the_return_probability():
-    graph = from_edges(torch.tensor([0, 1, 1, 1, 2]), torch.tensor([1, 0, 0, 2, 1]), 3)
-    nxt = compiled_second_steps(graph, 0.25, 1.0, 50_000, 7)
-    observed = torch.bincount(nxt, minlength=3).double()
-    assert observed[1] == 0
-    assert chisq(observed[[0, 2]], torch.tensor([2 * 4.0, 1.0])) > ALPHA  # two returns at 1/p
-
-
-def test_compiled_directed_graph_without_a_way_back_never_returns():
-    graph = from_edges(torch.tensor([0, 1, 1, 2, 3]), torch.tensor([1, 2, 3, 1, 1]), 4)
-    assert set(compiled_second_steps(graph, 0.1, 1.0, 20_000, 0).unique().tolist()) == {2, 3}
-
-
 @pytest.mark.parametrize("p,q", [(1.0, 1.0), (0.25, 4.0)])
 def test_compiled_walks_are_the_same_on_any_number_of_threads(p, q):
     g = sbm(3000, 3, 0, p_in=0.01, p_out=0.001, seed=0)  # 9000 walkers: the parallel kernel
@@ -315,3 +266,13 @@ def test_compiled_walks_are_the_same_on_any_number_of_threads(p, q):
         two = random_walks(graph, starts, 10, p=p, q=q, generator=gen(2))
     assert torch.equal(one, two)
     assert_walks_follow_edges(graph, two)
+
+
+@pytest.mark.parametrize("p,q", [(0.25, 4.0), (4.0, 0.25), (2.0, 0.5), (0.5, 2.0), (1.0, 3.0)])
+def test_compiled_second_step_matches_the_node2vec_formula(p, q):
+    nxt = second_steps(kite(), p, q, 150_000, 3, compiled=True)
+    observed = torch.bincount(nxt, minlength=7).double()
+    expected = node2vec_law(p, q)
+    support = expected > 0
+    assert observed[~support].sum() == 0
+    assert chisq(observed[support], expected[support]) > ALPHA

@@ -239,6 +239,28 @@ def node2vec(recs: list[dict[str, Any]]) -> str:
     return "\n".join(lines)
 
 
+def node2vec_walks(recs: list[dict[str, Any]]) -> str:
+    """Node2Vec's biased walks (and the uniform ones) against DGL's samplers: each side's steps
+    a second (median, least-largest over the alternating repetitions) and graphflow's rate
+    over DGL's (the medians' ratio, range over the repetitions' pairs)."""
+    lines = ["| CPU | run | graph, walkers, threads | walks | graphflow M steps/s | "
+             "DGL M steps/s | graphflow / DGL |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for r in reversed(recs):
+        res = r["result"]
+        graph = (f"R-MAT {res['walk_graph_nodes']:,} nodes, {res['walk_graph_edges']:,} "
+                 f"directed edges; {res['walk_seeds']:,} walkers of 80 steps; "
+                 f"{res['walk_threads']} threads")
+        for kind, text in (("biased", "biased, p = 0.25, q = 4"), ("uniform", "uniform")):
+            ours = [v / 1e6 for v in res[f"{kind}_steps_per_s_runs"]]
+            theirs = [v / 1e6 for v in res[f"dgl_{kind}_steps_per_s_runs"]]
+            lines.append(f"| {cpu_text(r['machine'])} | {provenance(r)} | {graph} | {text} | "
+                         f"{span(records.spread(ours), '', 2)} | "
+                         f"{span(records.spread(theirs), '', 2)} | "
+                         f"{span(res[f'{kind}_ratio_spread'], 'x')} |")
+    return "\n".join(lines)
+
+
 def gcn(recs: list[dict[str, Any]]) -> str:
     """Full-batch GCN epochs against DGL's ``GraphConv`` (or PyG's ``GCNConv``): per graph,
     each side's milliseconds (median, least-largest over the alternating epochs) and the
@@ -493,6 +515,7 @@ RENDER: dict[str, Callable[[list[dict[str, Any]]], str]] = {
     "linkpred": linkpred,
     "kge": kge,
     "node2vec": node2vec,
+    "node2vec_walks": node2vec_walks,
     "gcn": gcn,
     "molecules": molecules,
 }

@@ -4,12 +4,14 @@ Everything runs in one process, peers side by side on the same data.
 
 (a) **Walks.** An R-MAT graph (``graphflow.io.synthetic.rmat``: power-law degrees, hubs, duplicate
     edges), made undirected: 1M nodes and 10M directed edges (``--quick``: 100k / 1M). The same
-    start nodes (``--walk-seeds`` random nodes with edges) walk 80 steps with p = 0.25, q = 4
+    start nodes (``--walk-seeds`` random nodes with edges) walk 80 steps with p = 0.25, q = 4,
+    ``--walk-reps`` times a side (default 5), the side that goes first alternating,
     through graphflow's ``random_walks`` (on the CPU its compiled walks, on the core budget's
     threads as the ``node2vec`` sampler runs them; their one-off compilation warmed up first,
     not counted) and DGL's ``dgl.sampling.node2vec_random_walk`` (C++, OpenMP on the same
-    threads). Figure: walk steps per second (taken steps, padding excluded); ``walk_ratio`` =
-    graphflow / DGL. The uniform path (p = q = 1) against ``dgl.sampling.random_walk`` is
+    threads). Figure: walk steps per second (taken steps, padding excluded), medians;
+    ``walk_ratio`` = graphflow / DGL, with its range over the repetitions' pairs
+    (``--record`` also writes these to ``benchmarks/results/node2vec_walks/``). The uniform path (p = q = 1) against ``dgl.sampling.random_walk`` is
     reported too, and graphflow's one-off preparation (the CSR; the edge hash set too off the
     CPU) separately.
 
@@ -137,7 +139,8 @@ def taken_steps(walks: torch.Tensor) -> int:
     return int((walks[:, 1:] >= 0).sum())
 
 
-def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed: int) -> dict:
+def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed: int,
+                reps: int = 5) -> dict:
     t0 = time.perf_counter()
     g = rmat(nodes, edges // 2, seed=seed)
     src, dst = torch.cat([g.src, g.dst]), torch.cat([g.dst, g.src])
@@ -154,32 +157,48 @@ def bench_walks(nodes: int, edges: int, n_seeds: int, device: torch.device, seed
     has_edges = (graph.out_degrees() > 0).nonzero().squeeze(1).cpu()
     pick = torch.randperm(has_edges.numel(), generator=torch.Generator().manual_seed(seed))
     seeds = has_edges[pick[:n_seeds]]
-    gen = torch.Generator(device=device).manual_seed(seed)
-    out: dict[str, float] = {"walk_graph_nodes": nodes, "walk_graph_edges": int(src.numel()),
+    out: dict[str, object] = {"walk_graph_nodes": nodes, "walk_graph_edges": int(src.numel()),
                              "walk_seeds": int(seeds.numel()), "generate_s": round(gen_s, 2),
                              "prepare_s": round(prepare_s, 2)}
+    threads = torch.get_num_threads()
     for name, p, q in (("biased", P, Q), ("uniform", 1.0, 1.0)):
-        with intra_op_threads(1), native.threads(torch.get_num_threads()):
-            t0 = time.perf_counter()
-            walks = random_walks(graph, seeds.to(device), STEPS, p=p, q=q, generator=gen)
-            sync(device)
-            ours = time.perf_counter() - t0
-        ours_steps = taken_steps(walks)
-        dgl.seed(seed)
-        t0 = time.perf_counter()
-        if name == "biased":
-            traces = dgl.sampling.node2vec_random_walk(dgl_graph, seeds, p, q, STEPS)
-        else:
-            traces, _ = dgl.sampling.random_walk(dgl_graph, seeds, length=STEPS)
-        theirs = time.perf_counter() - t0
-        ours_rate, dgl_rate = ours_steps / ours, taken_steps(traces) / theirs
-        out[f"{name}_steps_per_s"] = round(ours_rate)
-        out[f"dgl_{name}_steps_per_s"] = round(dgl_rate)
-        out[f"{name}_ratio"] = round(ours_rate / dgl_rate, 2)
-        print(f"(a) {name:7s} p={p} q={q}: graphflow {ours_rate / 1e6:.2f}M steps/s "
-              f"({ours:.2f}s), DGL {dgl_rate / 1e6:.3f}M steps/s ({theirs:.2f}s): "
-              f"{ours_rate / dgl_rate:.1f}x", flush=True)
-    out["walk_ratio"] = out.pop("biased_ratio")
+        steps: dict[str, list[int]] = {"graphflow": [], "dgl": []}
+
+        def ours(rep: int, p: float = p, q: float = q, steps: dict = steps) -> None:
+            with intra_op_threads(1), native.threads(threads):  # as the sampler walks
+                walks = random_walks(graph, seeds.to(device), STEPS, p=p, q=q,
+                                     generator=torch.Generator(device).manual_seed(seed + rep))
+                sync(device)
+            steps["graphflow"].append(taken_steps(walks))
+
+        def theirs(rep: int, p: float = p, q: float = q, name: str = name,
+                   steps: dict = steps) -> None:
+            dgl.seed(seed + rep)
+            if name == "biased":
+                traces = dgl.sampling.node2vec_random_walk(dgl_graph, seeds, p, q, STEPS)
+            else:
+                traces, _ = dgl.sampling.random_walk(dgl_graph, seeds, length=STEPS)
+            steps["dgl"].append(taken_steps(traces))
+
+        secs = records.alternate({"graphflow": ours, "dgl": theirs}, reps)
+        rates = {side: [n / t for n, t in zip(steps[side], secs[side])] for side in secs}
+        # steps per second: the ratio is graphflow's rate over DGL's (both as seconds per
+        # million steps, so that records.ratio_spread's slow / fast reads the right way)
+        per_m = {side: [1e6 / r for r in rates[side]] for side in rates}
+        ratio = records.ratio_spread(per_m["dgl"], per_m["graphflow"])
+        out[f"{name}_steps_per_s"] = round(statistics.median(rates["graphflow"]))
+        out[f"dgl_{name}_steps_per_s"] = round(statistics.median(rates["dgl"]))
+        out[f"{name}_steps_per_s_runs"] = [round(r) for r in rates["graphflow"]]
+        out[f"dgl_{name}_steps_per_s_runs"] = [round(r) for r in rates["dgl"]]
+        out[f"{name}_ratio_spread"] = ratio
+        out[f"{name}_ratio"] = round(ratio["median"], 2)
+        print(f"(a) {name:7s} p={p} q={q}, {reps} alternating repetitions: graphflow "
+              f"{out[f'{name}_steps_per_s'] / 1e6:.2f}M steps/s, DGL "
+              f"{out[f'dgl_{name}_steps_per_s'] / 1e6:.3f}M steps/s (medians): "
+              f"{ratio['median']:.2f}x ({ratio['min']:.2f}-{ratio['max']:.2f} over the pairs)",
+              flush=True)
+    out["walk_threads"] = threads
+    out["walk_ratio"] = out["biased_ratio"]
     return out
 
 
@@ -616,6 +635,8 @@ def main() -> None:
     p.add_argument("--walk-nodes", type=int, default=None)
     p.add_argument("--walk-edges", type=int, default=None)
     p.add_argument("--walk-seeds", type=int, default=None)
+    p.add_argument("--walk-reps", type=int, default=5,
+                   help="(a): timed repetitions of each side, alternating which goes first")
     p.add_argument("--skip-walks", action="store_true")
     p.add_argument("--skip-e2e", action="store_true")
     p.add_argument("--seed", type=int, default=0)
@@ -636,6 +657,8 @@ def main() -> None:
         args.train_seeds = 2 if args.quick else 3
     if args.train_seeds < 1:
         p.error(f"--train-seeds must be at least 1, got {args.train_seeds}")
+    if args.walk_reps < 1:
+        p.error(f"--walk-reps must be at least 1, got {args.walk_reps}")
     if args.step_walks is not None and args.step_walks < 1:
         p.error(f"--step-walks must be at least 1, got {args.step_walks}")
     missing = [name for name in ("gensim", "pecanpy") if importlib.util.find_spec(name) is None]
@@ -655,10 +678,15 @@ def main() -> None:
                                   "allocator": malloc, "quick": args.quick}
     figures["walk_jit_s"] = round(warm_walks(), 2)
     if not args.skip_walks:
-        figures.update(bench_walks(
+        walk_figures = bench_walks(
             args.walk_nodes or (100_000 if args.quick else 1_000_000),
             args.walk_edges or (1_000_000 if args.quick else 10_000_000),
-            args.walk_seeds or (5_000 if args.quick else 50_000), device, args.seed))
+            args.walk_seeds or (5_000 if args.quick else 50_000), device, args.seed,
+            args.walk_reps)
+        figures.update(walk_figures)
+        if args.record:  # a record of its own: benchmarks/figures.py's node2vec_walks table
+            records.write("node2vec_walks", {**walk_figures, "device": str(device),
+                                             "machine": info}, load_before=load_before)
     if not args.skip_e2e:
         figures["pecanpy_jit_s"] = round(warm_pecanpy(torch.get_num_threads()), 2)
         for case in (c.strip() for c in args.cases.split(",")):
@@ -670,7 +698,7 @@ def main() -> None:
                                             torch.get_num_threads(), args.train_workers,
                                             args.seed, args.train_seeds, args.step_walks))
     figures["machine"] = info
-    if args.record:
+    if args.record and not args.skip_e2e:  # the walks alone have their record above
         records.write("node2vec", figures, load_before=load_before)
     print(json.dumps(figures))
 

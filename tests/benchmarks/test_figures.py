@@ -287,3 +287,22 @@ def test_every_allowed_phrase_is_still_on_its_page():
     for page, phrase in ALLOWED:
         assert phrase in (ROOT / page).read_text(encoding="utf-8"), \
             f"{page} no longer says {phrase!r}: drop it from ALLOWED"
+
+
+def test_walk_records_give_each_sides_rate_and_the_ratio(tmp_path):
+    result = {"walk_graph_nodes": 1000, "walk_graph_edges": 8000, "walk_seeds": 500,
+              "walk_threads": 2}
+    for kind, ours, theirs in (("biased", [30e6, 34e6, 32e6], [3e6, 4e6, 2e6]),
+                               ("uniform", [90e6, 80e6, 100e6], [20e6, 20e6, 25e6])):
+        result[f"{kind}_steps_per_s_runs"] = ours
+        result[f"dgl_{kind}_steps_per_s_runs"] = theirs
+        result[f"{kind}_ratio_spread"] = records.ratio_spread([1e6 / v for v in theirs],
+                                                              [1e6 / v for v in ours])
+    records.write("node2vec_walks", result, load_before=0.1, folder=tmp_path,
+                  argv=[str(ROOT / "benchmarks" / "node2vec.py"), "--skip-e2e", "--record"])
+    table = figures.render("node2vec_walks", tmp_path)
+    biased = next(line for line in table.splitlines() if "| biased" in line)
+    assert "32.00 (30.00-34.00, n=3) | 3.00 (2.00-4.00, n=3) | 10.67x (8.50-16.00, n=3)" \
+        in biased
+    assert "500 walkers of 80 steps; 2 threads" in biased
+    assert "`python benchmarks/node2vec.py --skip-e2e --record`" in biased

@@ -2,8 +2,10 @@ r"""Compiled CPU random walks (Numba): each walker runs its ``length`` steps in 
 
 The torch path (:func:`graphflow.walks.node2vec.random_walks` on other devices) advances all
 walkers a step at a time in a few dozen vectorised passes, which a GPU runs well and a CPU
-spends mostly in memory traffic between passes. Here every walker is one loop over its steps,
-over ``prange`` of the walkers, with no temporaries: the same law, drawn the same way.
+spends mostly in memory traffic between passes. Here each thread (``prange`` over groups of
+:data:`GROUP` walkers) advances its group a step at a time, one walker after the other, with no
+temporaries: the walkers' reads of random CSR rows are independent, so the CPU overlaps their
+cache misses. The same law, drawn the same way.
 
 - **First-order step** (DeepWalk, and Node2Vec's first step): an edge of ``v`` uniformly, or by
   weight through a binary search of the row's slice of ``cumweight``.
@@ -71,78 +73,105 @@ def _by_weight(cumweight, lo, hi, target):
 
 
 @njit(inline="always")
-def _walk(indptr, indices, cumweight, weighted, biased, start, length, height, ret_in, ret_out,
-          sure, q_above_one, base, row):
-    """Walk ``length`` steps from ``start`` into ``row`` (pre-filled with -1)."""
-    c = np.uint64(0)
+def _step(indptr, indices, cumweight, weighted, biased, cur, prev, height, ret_in, ret_out, sure,
+          q_above_one, base, c):
+    """One step from ``cur`` (having come from ``prev``, -1 at the start): ``(next, c)``, the
+    next node (-1 at a dead end) and the walker's draw counter after the step's draws."""
     one = np.uint64(1)
-    row[0] = start
-    cur = start
-    prev = -1
-    for s in range(1, length + 1):
-        lo = indptr[cur]
-        hi = indptr[cur + 1]
-        total = cumweight[hi] - cumweight[lo] if weighted else np.float64(hi - lo)
-        if not total > 0:
-            return  # a dead end: the rest of the row stays -1
-        if prev < 0 or not biased:
-            u = _draw(base, c)
-            c += one
-            if weighted:
-                pos = _by_weight(cumweight, lo, hi, cumweight[lo] + u * total)
-            else:
-                pos = lo + min(np.int64(u * (hi - lo)), hi - lo - 1)
-            nxt = indices[pos]
+    lo = indptr[cur]
+    hi = indptr[cur + 1]
+    total = cumweight[hi] - cumweight[lo] if weighted else np.float64(hi - lo)
+    if not total > 0:
+        return -1, c  # a dead end
+    if prev < 0 or not biased:
+        u = _draw(base, c)
+        c += one
+        if weighted:
+            pos = _by_weight(cumweight, lo, hi, cumweight[lo] + u * total)
         else:
-            outlier = 0.0
-            if ret_out > 0:  # the weight of the edges cur -> prev (their multiplicity)
-                a = _lower(indices, lo, hi, prev)
-                b = _lower(indices, a, hi, prev + 1)
-                back = cumweight[b] - cumweight[a] if weighted else np.float64(b - a)
-                outlier = ret_out * back
-            area = height * total + outlier
-            while True:
-                u = _draw(base, c) * area
-                c += one
-                if u < outlier:  # landed in the outlier: return to prev
-                    nxt = prev
-                    break
-                v = (u - outlier) / height  # uniform on [0, total)
-                if weighted:
-                    pos = _by_weight(cumweight, lo, hi, cumweight[lo] + v)
-                    y = _draw(base, c) * height
-                    c += one
-                else:
-                    offset = np.int64(v)
-                    y = (v - offset) * height
-                    pos = lo + min(offset, hi - lo - 1)
-                cand = indices[pos]
-                if cand == prev:
-                    accept = y < ret_in
-                elif y < sure:
-                    accept = True
-                else:  # the band [sure, height): adjacency of prev and cand decides
-                    p_lo = indptr[prev]
-                    p_hi = indptr[prev + 1]
-                    at = _lower(indices, p_lo, p_hi, cand)
-                    adjacent = at < p_hi and indices[at] == cand
-                    accept = adjacent if q_above_one else not adjacent
-                if accept:
-                    nxt = cand
-                    break
-        row[s] = nxt
-        prev = cur
-        cur = nxt
+            pos = lo + min(np.int64(u * (hi - lo)), hi - lo - 1)
+        return indices[pos], c
+    outlier = 0.0
+    if ret_out > 0:  # the weight of the edges cur -> prev (their multiplicity)
+        a = _lower(indices, lo, hi, prev)
+        b = _lower(indices, a, hi, prev + 1)
+        back = cumweight[b] - cumweight[a] if weighted else np.float64(b - a)
+        outlier = ret_out * back
+    area = height * total + outlier
+    while True:
+        u = _draw(base, c) * area
+        c += one
+        if u < outlier:  # landed in the outlier: return to prev
+            return prev, c
+        v = (u - outlier) / height  # uniform on [0, total)
+        if weighted:
+            pos = _by_weight(cumweight, lo, hi, cumweight[lo] + v)
+            y = _draw(base, c) * height
+            c += one
+        else:
+            offset = np.int64(v)
+            y = (v - offset) * height
+            pos = lo + min(offset, hi - lo - 1)
+        cand = indices[pos]
+        if cand == prev:
+            accept = y < ret_in
+        elif y < sure:
+            accept = True
+        else:  # the band [sure, height): adjacency of prev and cand decides
+            p_lo = indptr[prev]
+            p_hi = indptr[prev + 1]
+            at = _lower(indices, p_lo, p_hi, cand)
+            adjacent = at < p_hi and indices[at] == cand
+            accept = adjacent if q_above_one else not adjacent
+        if accept:
+            return cand, c
+
+
+GROUP = 16
+"""Walkers advanced in turn, a step each, by one thread: their memory reads (a random CSR row
+per step) are independent, so the CPU overlaps them instead of waiting on each in turn."""
+
+
+@njit(inline="always")
+def _walk_group(indptr, indices, cumweight, weighted, biased, starts, first, last, length,
+                height, ret_in, ret_out, sure, q_above_one, seed, out):
+    """Walk ``starts[first:last]`` into the rows ``out[first:last]`` (pre-filled with -1),
+    step by step across the group; each walker draws from its own counter, so its walk is
+    the same as alone."""
+    g = last - first
+    cur = np.empty(g, np.int64)
+    prev = np.full(g, -1, np.int64)
+    base = np.empty(g, np.uint64)
+    count = np.zeros(g, np.uint64)
+    for k in range(g):
+        base[k] = _mix(seed ^ (np.uint64(first + k) * _GOLDEN))
+        cur[k] = starts[first + k]
+        out[first + k, 0] = cur[k]
+    for s in range(1, length + 1):
+        moving = 0
+        for k in range(g):
+            if cur[k] < 0:
+                continue
+            nxt, count[k] = _step(indptr, indices, cumweight, weighted, biased, cur[k], prev[k],
+                                  height, ret_in, ret_out, sure, q_above_one, base[k], count[k])
+            if nxt >= 0:
+                out[first + k, s] = nxt
+                moving += 1
+            prev[k] = cur[k]
+            cur[k] = nxt
+        if moving == 0:
+            return
 
 
 @njit(parallel=True, nogil=True, cache=True)
 def _walks_parallel(indptr, indices, cumweight, weighted, biased, starts, length, height, ret_in,
                     ret_out, sure, q_above_one, seed):
-    out = np.full((starts.shape[0], length + 1), -1, np.int64)
-    for i in prange(starts.shape[0]):
-        base = _mix(seed ^ (np.uint64(i) * _GOLDEN))
-        _walk(indptr, indices, cumweight, weighted, biased, starts[i], length, height, ret_in,
-              ret_out, sure, q_above_one, base, out[i])
+    n = starts.shape[0]
+    out = np.full((n, length + 1), -1, np.int64)
+    for group in prange((n + GROUP - 1) // GROUP):
+        _walk_group(indptr, indices, cumweight, weighted, biased, starts, group * GROUP,
+                    min(n, (group + 1) * GROUP), length, height, ret_in, ret_out, sure,
+                    q_above_one, seed, out)
     return out
 
 
@@ -151,11 +180,12 @@ def _walks_parallel(indptr, indices, cumweight, weighted, biased, starts, length
 @njit(nogil=True, cache=True)
 def _walks_serial(indptr, indices, cumweight, weighted, biased, starts, length, height, ret_in,
                   ret_out, sure, q_above_one, seed):
-    out = np.full((starts.shape[0], length + 1), -1, np.int64)
-    for i in range(starts.shape[0]):
-        base = _mix(seed ^ (np.uint64(i) * _GOLDEN))
-        _walk(indptr, indices, cumweight, weighted, biased, starts[i], length, height, ret_in,
-              ret_out, sure, q_above_one, base, out[i])
+    n = starts.shape[0]
+    out = np.full((n, length + 1), -1, np.int64)
+    for group in range((n + GROUP - 1) // GROUP):
+        _walk_group(indptr, indices, cumweight, weighted, biased, starts, group * GROUP,
+                    min(n, (group + 1) * GROUP), length, height, ret_in, ret_out, sure,
+                    q_above_one, seed, out)
     return out
 
 

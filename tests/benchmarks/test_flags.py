@@ -12,6 +12,13 @@ def test_node2vec_step_walks_must_be_positive(refused):
         "node2vec.py: error: --step-walks must be at least 1, got 0"
 
 
+def test_node2vec_walk_repetitions_must_be_positive(refused):
+    code, err = refused("node2vec.py", "--walk-reps", "0")
+    assert code == 2
+    assert err.strip().splitlines()[-1] == \
+        "node2vec.py: error: --walk-reps must be at least 1, got 0"
+
+
 @pytest.mark.skipif(importlib.util.find_spec("torch_geometric") is not None,
                     reason="PyTorch Geometric is installed: the flag is valid here")
 def test_gcn_pyg_peer_names_the_missing_package(refused):

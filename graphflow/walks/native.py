@@ -1,4 +1,4 @@
-r"""Compiled CPU random walks (Numba): each walker runs its ``length`` steps in one loop.
+r"""Compiled CPU random walks (Numba): each thread walks groups of walkers, one step at a time.
 
 The torch path (:func:`graphflow.walks.node2vec.random_walks` on other devices) advances all
 walkers a step at a time in a few dozen vectorised passes, which a GPU runs well and a CPU

@@ -1,4 +1,6 @@
-"""First- and second-order random walks (DeepWalk, Node2Vec), advanced for all walkers at once.
+"""First- and second-order random walks (DeepWalk, Node2Vec): the law, and the vectorised torch
+steps that advance all walkers at once (GPUs; on the CPU :func:`random_walks` runs the compiled
+kernels of :mod:`graphflow.walks.native`, which draw the same law).
 
 Node2Vec (Grover & Leskovec, KDD 2016) walks from ``v`` (having come from ``t``) to a neighbor
 ``x`` of ``v`` with probability proportional to :math:`\\alpha_{pq}(t, x) \\, w_{vx}`:
@@ -18,7 +20,8 @@ does not fit under that envelope; as in KnightKing it is an *outlier*: the extra
 :math:`(1/p - h)\\,w_{vt}` is added to the proposal and a draw that lands there returns to
 ``t`` at once. Heights below :math:`\\min(1, 1/q)` accept without looking at the graph; only
 the band in between asks the :class:`~graphflow.walks.edgeset.EdgeSet` whether
-``(t, x)`` is an edge. Loops run over walk steps and rejection rounds, never over walkers.
+``(t, x)`` is an edge. The torch steps loop over walk steps and rejection rounds, never over
+walkers.
 
 ``p = q = 1`` (and DeepWalk) takes the first-order path: one draw per step, no rejection.
 
@@ -57,8 +60,8 @@ def random_walks(graph: WalkGraph, starts: torch.Tensor, length: int, *, p: floa
     law, their own random stream, on the calling thread's
     :func:`graphflow.sampling.native.threads`); elsewhere the vectorised torch steps below.
 
-    :param graph: the CSR on the walk device (:meth:`WalkGraph.with_edge_set` is called
-        when the walk is biased).
+    :param graph: the CSR on the walk device (the torch path calls
+        :meth:`WalkGraph.with_edge_set` when the walk is biased).
     :param starts: int64 (B,) start nodes on ``graph.device``.
     :param length: number of steps; the result has ``length + 1`` columns.
     :param p: return parameter (``1/p`` weighs going back to the previous node).

@@ -35,7 +35,8 @@ class WalkOptions:
     batch_size: int = option(100_000, "Start nodes per walk batch (walked at once, then trained "
                              "on); larger batches amortise per-step overhead, on a GPU above all.")
     backend: Literal["graphflow", "dgl"] = option(
-        "graphflow", '"graphflow": vectorised torch walks on the run\'s device; "dgl": '
+        "graphflow", '"graphflow": graphflow\'s walks on the run\'s device (compiled on the CPU, '
+        'vectorised torch steps on a GPU); "dgl": '
         "DGL's C++ sampler on the CPU (for parity), walks then moved to the device.")
     threads: int = option(0, "CPU threads of the compiled walks (CPU) or torch's intra-op "
                           "threads (other devices) while walking; 0: the stage's cores (the "
